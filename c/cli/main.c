@@ -1,0 +1,49 @@
+/* main.c: the rock executable.
+ *   rock recipe.lua [args...]   run a recipe (arg as in lua)
+ *   rock -e 'code'              run a chunk
+ *   rock --version
+ * Everything else is in librock (c/core/host.c) and lua/rock/. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../include/rock.h"
+
+static void usage(FILE *f) {
+  fprintf(f, "usage: rock recipe.lua [args...]\n"
+             "       rock -e 'lua code'\n"
+             "       rock --version\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v")) {
+    printf("rock %s\n", rock_version());
+    return 0;
+  }
+  if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+    usage(stdout);
+    return 0;
+  }
+  const char *err = NULL;
+  rock_host_t *h = rock_host_new(&err);
+  if (!h) {
+    fprintf(stderr, "rock: %s\n", err);
+    return 1;
+  }
+  int rc;
+  if (!strcmp(argv[1], "-e")) {
+    if (argc < 3) {
+      usage(stderr);
+      rock_host_free(h);
+      return 2;
+    }
+    rc = rock_host_run_string(h, argv[2]);
+  } else {
+    rc = rock_host_run_file(h, argv[1], argc - 2, argv + 2);
+  }
+  rock_host_free(h);
+  return rc;
+}

@@ -1,0 +1,168 @@
+/* host.c: the embeddable host of rock.h: a Lua state with luv bound to the
+ * host's loop, rock.core preloaded, package.path pointing at rock's Lua
+ * library, and recipes run as the main task by lua/rock/_main.lua. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <luv/luv.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../include/rock.h"
+#include "log.h"
+#include "lua_core.h"
+
+struct rock_host {
+  lua_State *L;
+  uv_loop_t loop;
+};
+
+const char *rock_version(void) { return ROCK_VERSION; }
+
+/* luv's default callback wrapper exits the process on an error; ours logs
+ * the error with its traceback and keeps the loop going. */
+static int traceback(lua_State *L) {
+  luaL_traceback(L, L, luaL_tolstring(L, 1, NULL), 1);
+  return 1;
+}
+
+static int cb_pcall(lua_State *L, int nargs, int nresults, int flags) {
+  (void)flags;
+  int base = lua_gettop(L) - nargs;
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, base);
+  int rc = lua_pcall(L, nargs, nresults, base);
+  if (rc) {
+    rock_log(ROCK_LOG_ERROR, "lua", "msg=\"uncaught error in luv callback\" error=\"%s\"",
+             lua_tostring(L, -1));
+    lua_pop(L, 1);
+    nresults = 0;
+  }
+  lua_remove(L, base);
+  return rc ? -rc : nresults;
+}
+
+/* The directory holding rock/init.lua: $ROCK_LUA_DIR, the source tree, or
+ * the installed copy. */
+static const char *lua_dir(void) {
+  const char *env = getenv("ROCK_LUA_DIR");
+  if (env && *env) return env;
+  if (access(ROCK_SOURCE_LUA_DIR "/rock/init.lua", R_OK) == 0)
+    return ROCK_SOURCE_LUA_DIR;
+  return ROCK_INSTALL_LUA_DIR;
+}
+
+rock_host_t *rock_host_new(const char **err) {
+  rock_host_t *h = calloc(1, sizeof *h);
+  if (!h || uv_loop_init(&h->loop)) {
+    free(h);
+    if (err) *err = "cannot create the event loop";
+    return NULL;
+  }
+  lua_State *L = h->L = luaL_newstate();
+  if (!L) {
+    uv_loop_close(&h->loop);
+    free(h);
+    if (err) *err = "cannot create a Lua state";
+    return NULL;
+  }
+  luaL_openlibs(L);
+  luv_set_loop(L, &h->loop);
+  luv_set_callback(L, cb_pcall);
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_luv);
+  lua_setfield(L, -2, "luv");
+  lua_pushcfunction(L, luaopen_rock_core);
+  lua_setfield(L, -2, "rock.core");
+  lua_pop(L, 1);
+  /* package.path = <lua dir>/?.lua;<lua dir>/?/init.lua;<default> */
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "path");
+  const char *dir = lua_dir();
+  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", dir, dir, lua_tostring(L, -1));
+  lua_setfield(L, -3, "path");
+  lua_pop(L, 2);
+  return h;
+}
+
+lua_State *rock_host_lua(rock_host_t *h) { return h->L; }
+uv_loop_t *rock_host_loop(rock_host_t *h) { return &h->loop; }
+
+/* Call the function below its nargs arguments on the stack as the main
+ * task, through rock._main.run; returns the recipe's exit status. */
+static int run_main(rock_host_t *h, int nargs) {
+  lua_State *L = h->L;
+  int base = lua_gettop(L) - nargs; /* the function */
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, base); /* stack: traceback fn args... */
+  lua_getglobal(L, "require");
+  lua_pushstring(L, "rock._main");
+  int status = 1;
+  if (lua_pcall(L, 1, 1, base)) {
+    fprintf(stderr, "rock: %s\n", lua_tostring(L, -1));
+  } else {
+    lua_getfield(L, -1, "run");
+    lua_remove(L, -2);
+    lua_insert(L, base + 1); /* stack: traceback run fn args... */
+    if (lua_pcall(L, nargs + 1, 1, base))
+      fprintf(stderr, "rock: %s\n", lua_tostring(L, -1));
+    else
+      status = (int)lua_tointeger(L, -1);
+  }
+  lua_settop(L, base - 1);
+  return status;
+}
+
+int rock_host_run_file(rock_host_t *h, const char *path, int argc, char **argv) {
+  lua_State *L = h->L;
+  lua_createtable(L, argc, 1);
+  lua_pushstring(L, path);
+  lua_rawseti(L, -2, 0);
+  for (int i = 0; i < argc; i++) {
+    lua_pushstring(L, argv[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setglobal(L, "arg");
+  if (luaL_loadfile(L, path)) {
+    fprintf(stderr, "rock: %s\n", lua_tostring(L, -1));
+    lua_pop(L, 1);
+    return 1;
+  }
+  for (int i = 0; i < argc; i++) lua_pushstring(L, argv[i]);
+  return run_main(h, argc);
+}
+
+int rock_host_run_string(rock_host_t *h, const char *code) {
+  if (luaL_loadbuffer(h->L, code, strlen(code), "=(command line)")) {
+    fprintf(stderr, "rock: %s\n", lua_tostring(h->L, -1));
+    lua_pop(h->L, 1);
+    return 1;
+  }
+  return run_main(h, 0);
+}
+
+static void close_walk(uv_handle_t *hd, void *arg) {
+  (void)arg;
+  if (!uv_is_closing(hd)) uv_close(hd, NULL);
+}
+
+/* Order matters: rock's C handles first, then luv's handles through luv
+ * (their close callbacks need the Lua state), then the state, then the loop. */
+void rock_host_free(rock_host_t *h) {
+  if (!h) return;
+  lua_State *L = h->L;
+  lrock_shutdown(L);
+  uv_run(&h->loop, UV_RUN_NOWAIT);
+  static const char close_luv[] =
+      "local uv = require 'luv'\n"
+      "uv.walk(function(h) if not h:is_closing() then h:close() end end)\n"
+      "uv.run()\n";
+  if (luaL_dostring(L, close_luv)) lua_pop(L, 1);
+  lua_close(L);
+  uv_walk(&h->loop, close_walk, NULL);
+  uv_run(&h->loop, UV_RUN_DEFAULT);
+  uv_loop_close(&h->loop);
+  free(h);
+}

@@ -1,0 +1,38 @@
+/* lua_core.h: glue shared by the C files that face Lua (rock.core).
+ * One context per Lua state holds the loop (luv's), the HTTP client and the
+ * main thread that runs callbacks. lua_core.c builds the rock.core table. */
+#ifndef ROCK_CORE_LUA_CORE_H
+#define ROCK_CORE_LUA_CORE_H
+
+#include <lua.h>
+#include <uv.h>
+
+#include "../http/client.h"
+#include "err.h"
+
+typedef struct {
+  lua_State *L; /* the main thread: callbacks run here */
+  uv_loop_t *loop;
+  rock_http_client_t *http;
+} lrock_ctx_t;
+
+/* The context of L's state (created by luaopen_rock_core). */
+lrock_ctx_t *lrock_ctx(lua_State *L);
+/* Push {code=, message=, op=}. message may be NULL (the default is used). */
+void lrock_push_error(lua_State *L, rock_err e, const char *message,
+                      const char *op);
+/* Call the function below nargs arguments in protected mode; an error is
+ * logged with its traceback and dropped (a callback has no caller). */
+void lrock_call(lua_State *L, int nargs);
+
+/* Close rock.core's C handles (HTTP client); safe to call twice. The
+ * host calls it before closing luv's handles and the Lua state. */
+void lrock_shutdown(lua_State *L);
+
+int lrock_http_request(lua_State *L);
+int lrock_http_cancel(lua_State *L);
+void lrock_http_cancel_all(lua_State *L);
+int lrock_local_rmtree(lua_State *L);
+int lrock_local_proc_start_time(lua_State *L);
+
+#endif

@@ -1,0 +1,319 @@
+/* client.c: libcurl multi on libuv (see client.h).
+ * Flow: curl asks to watch sockets (socket_cb -> uv_poll) and to set a timer
+ * (timer_cb -> uv_timer); their callbacks call curl_multi_socket_action,
+ * then collect_done() moves finished transfers to the done queue; the idle
+ * handle drains the queue and runs the user callbacks. */
+#include "client.h"
+
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/log.h"
+
+typedef struct {
+  char *data;
+  size_t len, cap;
+} buf_t;
+
+struct rock_http_xfer {
+  rock_http_client_t *client;
+  CURL *easy;
+  struct curl_slist *headers;
+  char *body;
+  buf_t resp_body, resp_headers;
+  rock_http_done_fn fn;
+  void *data;
+  CURLcode result;
+  char errbuf[CURL_ERROR_SIZE];
+  rock_http_xfer_t *next_done;
+  rock_http_xfer_t *prev, *next; /* the client's list of transfers */
+};
+
+struct rock_http_client {
+  uv_loop_t *loop;
+  CURLM *multi;
+  uv_timer_t timer;
+  uv_idle_t idle;
+  rock_http_xfer_t *done_head, *done_tail;
+  rock_http_xfer_t *xfers; /* every transfer not yet freed */
+  struct sock *socks;      /* every socket watched */
+  int closing, handles;
+};
+
+typedef struct sock {
+  uv_poll_t poll;
+  curl_socket_t fd;
+  rock_http_client_t *client;
+  struct sock *prev, *next;
+} sock_t;
+
+static int buf_add(buf_t *b, const char *p, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t c = b->cap ? b->cap * 2 : 4096;
+    while (c < b->len + n + 1) c *= 2;
+    char *d = realloc(b->data, c);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = c;
+  }
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+  b->data[b->len] = 0;
+  return 0;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ud) {
+  rock_http_xfer_t *x = ud;
+  return buf_add(&x->resp_body, p, size * n) ? 0 : size * n;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud) {
+  rock_http_xfer_t *x = ud;
+  return buf_add(&x->resp_headers, p, size * n) ? 0 : size * n;
+}
+
+static void xfer_free(rock_http_xfer_t *x) {
+  rock_http_client_t *c = x->client;
+  if (x->prev) x->prev->next = x->next;
+  else if (c->xfers == x) c->xfers = x->next;
+  if (x->next) x->next->prev = x->prev;
+  if (x->easy) curl_easy_cleanup(x->easy);
+  curl_slist_free_all(x->headers);
+  free(x->body);
+  free(x->resp_body.data);
+  free(x->resp_headers.data);
+  free(x);
+}
+
+static void deliver(uv_idle_t *h) {
+  rock_http_client_t *c = h->data;
+  rock_http_xfer_t *x = c->done_head;
+  c->done_head = c->done_tail = NULL;
+  uv_idle_stop(&c->idle);
+  while (x) {
+    rock_http_xfer_t *next = x->next_done;
+    rock_http_response_t r = {0};
+    if (x->result == CURLE_OK) {
+      curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &r.status);
+    } else {
+      r.err = x->result == CURLE_OPERATION_TIMEDOUT ? ROCK_E_TIMEOUT
+              : x->result == CURLE_COULDNT_CONNECT  ? ROCK_E_CONNECTION
+                                                    : ROCK_E_HTTP;
+      r.message = x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result);
+    }
+    r.headers = x->resp_headers.data ? x->resp_headers.data : "";
+    r.headers_len = x->resp_headers.len;
+    r.body = x->resp_body.data ? x->resp_body.data : "";
+    r.body_len = x->resp_body.len;
+    x->fn(x->data, &r);
+    xfer_free(x);
+    x = next;
+  }
+}
+
+static void collect_done(rock_http_client_t *c) {
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(c->multi, &left))) {
+    if (m->msg != CURLMSG_DONE) continue;
+    rock_http_xfer_t *x;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+    x->result = m->data.result;
+    curl_multi_remove_handle(c->multi, x->easy);
+    x->next_done = NULL;
+    if (c->done_tail) c->done_tail->next_done = x;
+    else c->done_head = x;
+    c->done_tail = x;
+    uv_idle_start(&c->idle, deliver);
+  }
+}
+
+static void on_poll(uv_poll_t *p, int status, int events) {
+  sock_t *s = p->data;
+  int flags = status < 0 ? CURL_CSELECT_ERR : 0, running;
+  if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
+  if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
+  rock_http_client_t *c = s->client;
+  curl_multi_socket_action(c->multi, s->fd, flags, &running);
+  collect_done(c);
+}
+
+static void on_timer(uv_timer_t *t) {
+  rock_http_client_t *c = t->data;
+  int running;
+  curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  collect_done(c);
+}
+
+static void client_handle_closed(uv_handle_t *h) {
+  rock_http_client_t *c = h->data;
+  if (--c->handles == 0) free(c);
+}
+
+static void sock_closed(uv_handle_t *h) {
+  sock_t *s = h->data;
+  rock_http_client_t *c = s->client;
+  free(s);
+  if (c->closing && --c->handles == 0) free(c);
+}
+
+static void sock_close(rock_http_client_t *c, sock_t *s) {
+  if (s->prev) s->prev->next = s->next;
+  else c->socks = s->next;
+  if (s->next) s->next->prev = s->prev;
+  if (c->closing) c->handles++;
+  uv_close((uv_handle_t *)&s->poll, sock_closed);
+}
+
+static int socket_cb(CURL *e, curl_socket_t fd, int what, void *userp,
+                     void *socketp) {
+  rock_http_client_t *c = userp;
+  sock_t *s = socketp;
+  (void)e;
+  if (what == CURL_POLL_REMOVE) {
+    if (s) {
+      curl_multi_assign(c->multi, fd, NULL);
+      sock_close(c, s);
+    }
+    return 0;
+  }
+  if (!s) {
+    s = calloc(1, sizeof *s);
+    if (!s) return -1;
+    s->fd = fd;
+    s->client = c;
+    if (uv_poll_init_socket(c->loop, &s->poll, fd)) {
+      free(s);
+      return -1;
+    }
+    s->poll.data = s;
+    s->next = c->socks;
+    if (c->socks) c->socks->prev = s;
+    c->socks = s;
+    curl_multi_assign(c->multi, fd, s);
+  }
+  int ev = (what & CURL_POLL_IN ? UV_READABLE : 0) |
+           (what & CURL_POLL_OUT ? UV_WRITABLE : 0);
+  uv_poll_start(&s->poll, ev, on_poll);
+  return 0;
+}
+
+static int timer_cb(CURLM *m, long ms, void *userp) {
+  rock_http_client_t *c = userp;
+  (void)m;
+  if (ms < 0) uv_timer_stop(&c->timer);
+  else uv_timer_start(&c->timer, on_timer, (uint64_t)ms, 0);
+  return 0;
+}
+
+int rock_http_client_init(rock_http_client_t **out, uv_loop_t *loop) {
+  static int global_done;
+  if (!global_done) {
+    if (curl_global_init(CURL_GLOBAL_DEFAULT)) return ROCK_E_INTERNAL;
+    global_done = 1;
+  }
+  rock_http_client_t *c = calloc(1, sizeof *c);
+  if (!c) return ROCK_E_NO_MEMORY;
+  c->loop = loop;
+  c->multi = curl_multi_init();
+  curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+  curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+  curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+  curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+  curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, 256L);
+  uv_timer_init(loop, &c->timer);
+  uv_idle_init(loop, &c->idle);
+  c->timer.data = c->idle.data = c;
+  *out = c;
+  return ROCK_E_OK;
+}
+
+rock_err rock_http_client_request(rock_http_client_t *c,
+                                  const rock_http_request_t *req,
+                                  rock_http_done_fn fn, void *data,
+                                  rock_http_xfer_t **out) {
+  if (!req->url || c->closing) return ROCK_E_INVALID_ARGUMENT;
+  rock_http_xfer_t *x = calloc(1, sizeof *x);
+  if (!x) return ROCK_E_NO_MEMORY;
+  x->client = c;
+  x->fn = fn;
+  x->data = data;
+  x->next = c->xfers;
+  if (c->xfers) c->xfers->prev = x;
+  c->xfers = x;
+  x->easy = curl_easy_init();
+  if (!x->easy) {
+    xfer_free(x);
+    return ROCK_E_NO_MEMORY;
+  }
+  CURL *e = x->easy;
+  curl_easy_setopt(e, CURLOPT_URL, req->url);
+  curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+  curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
+  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  if (req->unix_socket)
+    curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+  if (req->timeout > 0)
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
+  if (req->body) {
+    x->body = malloc(req->body_len + 1);
+    if (!x->body) {
+      xfer_free(x);
+      return ROCK_E_NO_MEMORY;
+    }
+    memcpy(x->body, req->body, req->body_len);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
+  }
+  const char *method = req->method ? req->method : req->body ? "POST" : "GET";
+  if (!strcmp(method, "HEAD")) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+  else if (strcmp(method, req->body ? "POST" : "GET"))
+    curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+  /* no "Expect: 100-continue" round trip for large bodies */
+  x->headers = curl_slist_append(NULL, "Expect:");
+  for (const char *const *h = req->headers; h && *h; h++)
+    x->headers = curl_slist_append(x->headers, *h);
+  curl_easy_setopt(e, CURLOPT_HTTPHEADER, x->headers);
+  if (curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+    xfer_free(x);
+    return ROCK_E_INTERNAL;
+  }
+  if (out) *out = x;
+  return ROCK_E_OK;
+}
+
+void rock_http_xfer_cancel(rock_http_xfer_t *x) {
+  rock_http_client_t *c = x->client;
+  /* still in curl, or already queued for delivery? */
+  rock_http_xfer_t **pp = &c->done_head, *prev = NULL;
+  while (*pp && *pp != x) prev = *pp, pp = &(*pp)->next_done;
+  if (*pp) {
+    *pp = x->next_done;
+    if (c->done_tail == x) c->done_tail = prev;
+  } else {
+    curl_multi_remove_handle(c->multi, x->easy);
+  }
+  xfer_free(x);
+}
+
+void rock_http_client_close(rock_http_client_t *c) {
+  if (c->closing) return;
+  c->closing = 1;
+  c->done_head = c->done_tail = NULL;
+  while (c->xfers) {
+    rock_http_xfer_t *x = c->xfers;
+    curl_multi_remove_handle(c->multi, x->easy); /* no-op if already out */
+    xfer_free(x);
+  }
+  c->handles = 2;
+  curl_multi_cleanup(c->multi); /* may close sockets: socket_cb above */
+  while (c->socks) sock_close(c, c->socks); /* those it did not */
+  uv_close((uv_handle_t *)&c->timer, client_handle_closed);
+  uv_close((uv_handle_t *)&c->idle, client_handle_closed);
+}

@@ -1,0 +1,57 @@
+/* client.h: HTTP client on libcurl's multi interface, driven by a libuv loop.
+ * No blocking call and no thread per request: curl's sockets are watched
+ * with uv_poll and its timer with a uv_timer. Connections are kept alive in
+ * the multi handle's cache (also over unix sockets). Completions are queued
+ * and delivered from a uv_idle callback, never from inside a curl callback,
+ * so a done callback may start new requests. lua_http.c is the Lua face. */
+#ifndef ROCK_HTTP_CLIENT_H
+#define ROCK_HTTP_CLIENT_H
+
+#include <stddef.h>
+#include <uv.h>
+
+#include "../core/err.h"
+
+typedef struct rock_http_client rock_http_client_t;
+typedef struct rock_http_xfer rock_http_xfer_t;
+
+typedef struct {
+  const char *method;      /* default "GET" ("POST" when body is set) */
+  const char *url;         /* required */
+  const char *unix_socket; /* optional: connect here instead of the host */
+  const char *const *headers; /* "Name: value" strings, NULL-terminated */
+  const char *body;
+  size_t body_len;
+  double timeout; /* seconds for the whole transfer; 0 = none */
+} rock_http_request_t;
+
+typedef struct {
+  rock_err err;     /* ROCK_E_OK, or why no response came */
+  const char *message; /* set when err != OK */
+  long status;      /* HTTP status */
+  const char *headers; /* raw header block, all responses' lines */
+  size_t headers_len;
+  const char *body;
+  size_t body_len;
+} rock_http_response_t;
+
+/* Called once per request unless it was cancelled; res is valid only for
+ * the duration of the call. */
+typedef void (*rock_http_done_fn)(void *data, const rock_http_response_t *res);
+
+int rock_http_client_init(rock_http_client_t **out, uv_loop_t *loop);
+/* Cancel every transfer (no callbacks) and free the client once its handles
+ * have closed. */
+void rock_http_client_close(rock_http_client_t *c);
+
+/* Start a request; everything in req is copied. *out (may be NULL) gets a
+ * handle valid until the callback runs or the transfer is cancelled.
+ * Returns ROCK_E_OK or an error (then fn is never called). */
+rock_err rock_http_client_request(rock_http_client_t *c,
+                                  const rock_http_request_t *req,
+                                  rock_http_done_fn fn, void *data,
+                                  rock_http_xfer_t **out);
+/* Abandon a transfer: its callback will not run. */
+void rock_http_xfer_cancel(rock_http_xfer_t *x);
+
+#endif

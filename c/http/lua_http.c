@@ -1,0 +1,178 @@
+/* lua_http.c: the Lua face of client.c, registered into rock.core as
+ *   id = core.http_request(opts, cb)   cb(res) or cb(nil, err), later
+ *   core.http_cancel(id)               the callback will not run
+ * opts: {method=, url=, headers={k=v}|{"K: v"}, body=, timeout=, unix_socket=}
+ * res: {status=, headers={lowercased name=value}, body=}; err: {code=, message=}.
+ * The callback runs on the main Lua state from the loop (never inside curl);
+ * lua/rock/http.lua turns this into a call that waits inside a task. */
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/lua_core.h"
+#include "client.h"
+
+typedef struct op {
+  struct op *prev, *next;
+  lrock_ctx_t *ctx;
+  rock_http_xfer_t *xfer;
+  lua_Integer id;
+  int cb_ref;
+} op_t;
+
+static op_t *ops;
+static lua_Integer next_id;
+
+static void op_unlink(op_t *o) {
+  if (o->prev) o->prev->next = o->next;
+  else ops = o->next;
+  if (o->next) o->next->prev = o->prev;
+}
+
+/* Push the response headers as a table, names lowercased; of repeated
+ * names the last wins. Only the last response's block counts (redirects,
+ * 100 Continue). */
+static void push_headers(lua_State *L, const char *h, size_t n) {
+  lua_newtable(L);
+  const char *end = h + n, *line = h;
+  while (line < end) {
+    const char *eol = memchr(line, '\n', end - line);
+    if (!eol) eol = end;
+    const char *colon = memchr(line, ':', eol - line);
+    if (!strncmp(line, "HTTP/", 5)) {
+      lua_pop(L, 1);
+      lua_newtable(L);
+    } else if (colon) {
+      luaL_Buffer b;
+      luaL_buffinit(L, &b);
+      for (const char *p = line; p < colon; p++)
+        luaL_addchar(&b, (*p >= 'A' && *p <= 'Z') ? *p + 32 : *p);
+      luaL_pushresult(&b);
+      const char *v = colon + 1, *ve = eol;
+      while (v < ve && (*v == ' ' || *v == '\t')) v++;
+      while (ve > v && (ve[-1] == '\r' || ve[-1] == ' ')) ve--;
+      lua_pushlstring(L, v, ve - v);
+      lua_settable(L, -3);
+    }
+    line = eol + 1;
+  }
+}
+
+static void on_done(void *data, const rock_http_response_t *r) {
+  op_t *o = data;
+  lua_State *L = o->ctx->L;
+  op_unlink(o);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, o->cb_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
+  int nargs;
+  if (r->err == ROCK_E_OK) {
+    lua_createtable(L, 0, 3);
+    lua_pushinteger(L, r->status);
+    lua_setfield(L, -2, "status");
+    push_headers(L, r->headers, r->headers_len);
+    lua_setfield(L, -2, "headers");
+    lua_pushlstring(L, r->body, r->body_len);
+    lua_setfield(L, -2, "body");
+    nargs = 1;
+  } else {
+    lua_pushnil(L);
+    lrock_push_error(L, r->err, r->message, "http_request");
+    nargs = 2;
+  }
+  free(o);
+  lrock_call(L, nargs);
+}
+
+static const char *opt_string(lua_State *L, int t, const char *k) {
+  lua_getfield(L, t, k);
+  const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+  lua_pop(L, 1); /* still anchored by the options table */
+  return s;
+}
+
+int lrock_http_request(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lrock_ctx_t *ctx = lrock_ctx(L);
+  rock_http_request_t req = {0};
+  req.url = opt_string(L, 1, "url");
+  if (!req.url) return luaL_argerror(L, 1, "'url' is required");
+  req.method = opt_string(L, 1, "method");
+  req.unix_socket = opt_string(L, 1, "unix_socket");
+  lua_getfield(L, 1, "body");
+  if (!lua_isnil(L, -1)) req.body = luaL_checklstring(L, -1, &req.body_len);
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "timeout");
+  req.timeout = luaL_optnumber(L, -1, 0);
+  lua_pop(L, 1);
+  /* headers: {["Name"]="value"} or {"Name: value"}, flattened into a list
+   * table that stays on the stack so the strings outlive this call's C use */
+  const char *hdrs[65];
+  int nh = 0;
+  lua_newtable(L);
+  int list = lua_gettop(L);
+  lua_getfield(L, 1, "headers");
+  if (lua_istable(L, -1)) {
+    lua_pushnil(L);
+    while (lua_next(L, -2) && nh < 64) {
+      if (lua_type(L, -2) == LUA_TSTRING) {
+        const char *name = lua_tostring(L, -2);
+        const char *value = luaL_tolstring(L, -1, NULL);
+        lua_pushfstring(L, "%s: %s", name, value);
+      } else {
+        luaL_tolstring(L, -1, NULL);
+      }
+      lua_rawseti(L, list, ++nh);
+      lua_settop(L, list + 2); /* headers table, key */
+    }
+  }
+  lua_settop(L, list);
+  for (int i = 0; i < nh; i++) {
+    lua_rawgeti(L, list, i + 1);
+    hdrs[i] = lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  hdrs[nh] = NULL;
+  req.headers = hdrs;
+  op_t *o = calloc(1, sizeof *o);
+  if (!o) return luaL_error(L, "out of memory");
+  o->ctx = ctx;
+  rock_err e = rock_http_client_request(ctx->http, &req, on_done, o, &o->xfer);
+  if (e != ROCK_E_OK) {
+    free(o);
+    return luaL_error(L, "http_request: %s", rock_err_message(e));
+  }
+  lua_pushvalue(L, 2);
+  o->cb_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  o->id = ++next_id;
+  o->next = ops;
+  if (ops) ops->prev = o;
+  ops = o;
+  lua_pushinteger(L, o->id);
+  return 1;
+}
+
+int lrock_http_cancel(lua_State *L) {
+  lua_Integer id = luaL_checkinteger(L, 1);
+  for (op_t *o = ops; o; o = o->next) {
+    if (o->id != id) continue;
+    op_unlink(o);
+    rock_http_xfer_cancel(o->xfer);
+    luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
+    free(o);
+    lua_pushboolean(L, 1);
+    return 1;
+  }
+  lua_pushboolean(L, 0);
+  return 1;
+}
+
+void lrock_http_cancel_all(lua_State *L) {
+  while (ops) {
+    op_t *o = ops;
+    op_unlink(o);
+    luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
+    free(o); /* the client frees the transfers when it closes */
+  }
+}

@@ -1,0 +1,157 @@
+/* main.c: the rocklet, rock's agent inside every sandbox.
+ *   rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] [--owner-pid P]
+ * Serves the HTTP API of routes.c on a unix socket, on one libuv loop.
+ * It is a child subreaper (PID 1 in a container: the init), so every
+ * process it starts, however deep, is reaped here and killed on the way
+ * out: on /close, SIGTERM/SIGINT/SIGHUP, idle expiry, or the owner's death
+ * (--owner-pid: PDEATHSIG, for the local backend). */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/log.h"
+#include "procs.h"
+#include "rocklet.h"
+
+void routes_handle(rock_http_req_t *req, void *data);
+
+rocklet_t rocklet;
+static rock_http_server_t *server;
+static char socket_path[4096];
+static uv_timer_t idle_timer;
+static uv_signal_t sig_term, sig_int, sig_hup;
+static double idle_timeout;
+static uv_idle_t exit_idle;
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] "
+          "[--owner-pid PID]\n"
+          "       rocklet --version\n"
+          "Serves rock's sandbox API (sessions, execute, files) over HTTP on a "
+          "unix socket.\n");
+}
+
+static void walk_close(uv_handle_t *h, void *arg) {
+  (void)arg;
+  if (!uv_is_closing(h)) uv_close(h, NULL);
+}
+
+static void exit_now(uv_idle_t *h) {
+  (void)h;
+  rock_procs_kill_all();
+  uv_stop(rocklet.loop);
+}
+
+void rocklet_shutdown(const char *why) {
+  if (rocklet.shutting_down) return;
+  rocklet.shutting_down = 1;
+  rock_log(ROCK_LOG_INFO, "rocklet", "msg=\"shutting down\" why=\"%s\"", why);
+  sessions_close_all();
+  rock_procs_kill_all();
+  unlink(socket_path);
+  /* let the loop flush the last answers, then stop */
+  uv_idle_init(rocklet.loop, &exit_idle);
+  uv_idle_start(&exit_idle, exit_now);
+}
+
+static void on_idle_expired(uv_timer_t *t) {
+  (void)t;
+  if (rock_http_server_inflight(server) > 0) { /* busy is not idle */
+    rocklet_touch();
+    return;
+  }
+  rocklet_shutdown("idle timeout");
+}
+
+void rocklet_touch(void) {
+  if (idle_timeout > 0 && !rocklet.shutting_down)
+    uv_timer_start(&idle_timer, on_idle_expired, (uint64_t)(idle_timeout * 1000), 0);
+}
+
+static void on_signal(uv_signal_t *h, int sig) {
+  (void)h;
+  rocklet_shutdown(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
+}
+
+static int serve(const char *sock, const char *dir, pid_t owner) {
+  if (owner > 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != owner) return 0; /* the owner died before we got here */
+  }
+  rocklet.pid1 = getpid() == 1;
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  signal(SIGPIPE, SIG_IGN);
+  memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */
+  mkdir(rocklet.dir, 0700);
+  snprintf(socket_path, sizeof socket_path, "%s", sock);
+  rocklet.loop = uv_default_loop();
+  rock_procs_init(rocklet.loop);
+  int rc = rock_http_server_start(&server, rocklet.loop, sock, routes_handle, NULL);
+  if (rc) {
+    fprintf(stderr, "rocklet: cannot listen on %s: %s\n", sock, uv_strerror(rc));
+    return 1;
+  }
+  uv_signal_init(rocklet.loop, &sig_term);
+  uv_signal_init(rocklet.loop, &sig_int);
+  uv_signal_init(rocklet.loop, &sig_hup);
+  uv_signal_start(&sig_term, on_signal, SIGTERM);
+  uv_signal_start(&sig_int, on_signal, SIGINT);
+  uv_signal_start(&sig_hup, on_signal, SIGHUP);
+  uv_timer_init(rocklet.loop, &idle_timer);
+  rocklet_touch();
+  rock_log(ROCK_LOG_INFO, "rocklet", "msg=listening socket=%s pid=%d", sock, (int)getpid());
+  uv_run(rocklet.loop, UV_RUN_DEFAULT);
+  rock_http_server_close(server);
+  rock_procs_close();
+  uv_walk(rocklet.loop, walk_close, NULL);
+  uv_run(rocklet.loop, UV_RUN_DEFAULT);
+  uv_loop_close(rocklet.loop);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && !strcmp(argv[1], "--version")) {
+    printf("rocklet %s\n", ROCKLET_VERSION);
+    return 0;
+  }
+  if (argc < 2 || strcmp(argv[1], "serve")) {
+    usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
+    return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+  }
+  const char *sock = NULL, *dir = NULL;
+  pid_t owner = 0;
+  for (int i = 2; i < argc; i++) {
+    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!v) {
+      usage(stderr);
+      return 2;
+    }
+    if (!strcmp(a, "--socket")) sock = v;
+    else if (!strcmp(a, "--dir")) dir = v;
+    else if (!strcmp(a, "--idle-timeout")) idle_timeout = atof(v);
+    else if (!strcmp(a, "--owner-pid")) owner = atoi(v);
+    else {
+      fprintf(stderr, "rocklet: unknown option %s\n", a);
+      usage(stderr);
+      return 2;
+    }
+    i++;
+  }
+  if (!sock) {
+    usage(stderr);
+    return 2;
+  }
+  if (dir && strlen(dir) >= sizeof rocklet.dir) {
+    fprintf(stderr, "rocklet: --dir is too long\n");
+    return 2;
+  }
+  char cwd[4096];
+  if (!dir) dir = getcwd(cwd, sizeof cwd) ? cwd : "/tmp";
+  return serve(sock, dir, owner);
+}

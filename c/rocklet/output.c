@@ -1,0 +1,171 @@
+/* output.c: cleaning and capping command output (see output.h).
+ * The UTF-8 check follows RFC 3629 strictly: overlongs, surrogates and
+ * code points past U+10FFFF are invalid and each bad byte becomes U+FFFD. */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int rock_buf_append(rock_buf_t *b, const void *p, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    size_t c = b->cap ? b->cap : 256;
+    while (c < b->len + n + 1) c *= 2;
+    char *d = realloc(b->data, c);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = c;
+  }
+  if (n) memcpy(b->data + b->len, p, n);
+  b->len += n;
+  b->data[b->len] = 0;
+  return 0;
+}
+
+void rock_buf_free(rock_buf_t *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  unsigned c = s[0];
+  if (c < 0x80) return 1;
+  size_t len;
+  unsigned min;
+  if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
+  else return 0;
+  if (n < len) return 0;
+  unsigned cp = c & (0x3F >> (len - 1));
+  for (size_t i = 1; i < len; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (s[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return len;
+}
+
+/* Length of the escape sequence starting with ESC at s (at least 1). */
+static size_t ansi_len(const unsigned char *s, size_t n) {
+  if (n < 2) return 1;
+  size_t i = 2;
+  if (s[1] == '[') { /* CSI: params, intermediates, one final byte */
+    while (i < n && s[i] >= 0x20 && s[i] <= 0x3F) i++;
+    if (i < n && s[i] >= 0x40 && s[i] <= 0x7E) i++;
+    return i;
+  }
+  if (s[1] == ']' || s[1] == 'P' || s[1] == '_') { /* OSC/DCS: to BEL or ST */
+    while (i < n) {
+      if (s[i] == 0x07) return i + 1;
+      if (s[i] == 0x1B && i + 1 < n && s[i + 1] == '\\') return i + 2;
+      i++;
+    }
+    return n;
+  }
+  if (s[1] == '(' || s[1] == ')') return n < 3 ? n : 3; /* charset select */
+  if (s[1] >= 0x40 && s[1] <= 0x7E) return 2;
+  return 1;
+}
+
+int rock_output_clean(rock_buf_t *out, const char *in, size_t len) {
+  static const char repl[] = "\xEF\xBF\xBD";
+  const unsigned char *s = (const unsigned char *)in;
+  size_t i = 0, run = 0; /* run: start of bytes copied verbatim */
+  while (i < len) {
+    unsigned char c = s[i];
+    size_t skip = 0;
+    const char *put = NULL;
+    size_t putn = 0;
+    if (c >= 0x20 && c < 0x80) {
+      i++;
+      continue;
+    }
+    if (c == '\r' && i + 1 < len && s[i + 1] == '\n') {
+      skip = 1; /* drop the CR, keep the LF */
+    } else if (c == 0x1B) {
+      skip = ansi_len(s + i, len - i);
+    } else if (c < 0x80) {
+      i++; /* other controls pass through: JSON escapes them */
+      continue;
+    } else {
+      size_t u = utf8_len(s + i, len - i);
+      if (u) {
+        i += u;
+        continue;
+      }
+      skip = 1;
+      put = repl;
+      putn = 3;
+    }
+    if (rock_buf_append(out, in + run, i - run)) return -1;
+    if (put && rock_buf_append(out, put, putn)) return -1;
+    i += skip;
+    run = i;
+  }
+  return rock_buf_append(out, in + run, len - run);
+}
+
+static int read_at(int fd, char *buf, size_t n, off_t off) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = pread(fd, buf + got, n - got, off + got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return -errno;
+    if (r == 0) break;
+    got += r;
+  }
+  return (int)got;
+}
+
+int rock_output_read_capped(rock_buf_t *out, const char *path, size_t cap,
+                            uint64_t *total, uint64_t *dropped) {
+  *total = *dropped = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    int e = -errno;
+    close(fd);
+    return e;
+  }
+  uint64_t size = st.st_size;
+  *total = size;
+  size_t head = size <= cap ? size : cap / 2;
+  size_t tail = size <= cap ? 0 : cap - head;
+  char *buf = malloc(head + tail + 1);
+  int rc = buf ? 0 : -ENOMEM;
+  int hn = 0, tn = 0;
+  if (!rc) hn = read_at(fd, buf, head, 0);
+  if (!rc && hn >= 0 && tail) tn = read_at(fd, buf + hn, tail, size - tail);
+  close(fd);
+  if (!rc && (hn < 0 || tn < 0)) rc = hn < 0 ? hn : tn;
+  if (!rc) {
+    size_t h = hn, t0 = hn, t = tn;
+    if (tail) {
+      /* cut at character boundaries so no U+FFFD is made up at the seam */
+      while (h > 0 && ((unsigned char)buf[h - 1] & 0xC0) == 0x80) h--;
+      if (h > 0 && (unsigned char)buf[h - 1] >= 0xC0) h--;
+      while (t > 0 && ((unsigned char)buf[t0] & 0xC0) == 0x80) t0++, t--;
+      *dropped = size - h - t;
+    }
+    if (rock_output_clean(out, buf, h)) rc = -ENOMEM;
+    if (!rc && tail) {
+      char note[512];
+      int nl = snprintf(note, sizeof note,
+                        "\n[... %" PRIu64 " bytes dropped; full output: %s ...]\n",
+                        *dropped, path);
+      if (rock_buf_append(out, note, nl) || rock_output_clean(out, buf + t0, t))
+        rc = -ENOMEM;
+    }
+  }
+  free(buf);
+  return rc;
+}

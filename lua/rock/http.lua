@@ -1,0 +1,34 @@
+--- rock.http: HTTP requests from a task, on libcurl driven by the loop.
+-- Keep-alive connections are reused; unix_socket= targets a unix socket.
+-- Read next: c/http/client.c (the mechanism), rocklet.lua (a user).
+local core = require "rock.core"
+local task = require "rock.task"
+local errors = require "rock.errors"
+
+local M = {}
+
+---@class rock.HttpRequest
+---@field url string            required
+---@field method string|nil     default GET, or POST when body is set
+---@field headers table|nil     {["Name"]="value"} or {"Name: value"}
+---@field body string|nil
+---@field timeout number|nil    seconds for the whole exchange; default none
+---@field unix_socket string|nil
+
+--- Make a request; returns {status=, headers= (lowercased names), body=}.
+--- Any HTTP status is a response; no response raises an error with code
+--- "timeout", "connection_failed" or "http_error". Waits: inside a task.
+---@param req rock.HttpRequest
+function M.request(req)
+  if type(req) ~= "table" or type(req.url) ~= "string" then
+    errors.raise("invalid_argument", "rock.http.request: url is required")
+  end
+  local res, err = task.await(function(done)
+    local id = core.http_request(req, done)
+    return function() core.http_cancel(id) end
+  end)
+  if not res then error(errors.wrap(err, { url = req.url }), 0) end
+  return res
+end
+
+return M

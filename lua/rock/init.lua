@@ -1,0 +1,41 @@
+--- rock: the Lua library of rock (require "rock").
+-- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
+-- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
+-- Also rock.json (lua-cjson), rock.uv (luv), rock.errors, rock.log.
+-- Modules load on first use, so `require "rock"` stays cheap.
+local task = require "rock.task"
+
+local M = {
+  spawn = task.spawn,
+  wait = task.wait,
+  sleep = task.sleep,
+  semaphore = task.semaphore,
+  timeout = task.timeout,
+  await = task.await,
+}
+
+local lazy = {
+  sandbox = "rock.sandbox", http = "rock.http", errors = "rock.errors",
+  json = "cjson", uv = "luv", core = "rock.core", task = "rock.task",
+}
+
+--- rock.run(fn, ...): run fn as the main task and the loop until all tasks
+--- end (what `rock recipe.lua` does for a recipe); for stock lua5.4.
+function M.run(fn, ...) return require("rock._main").run(fn, ...) end
+
+function M.version() return require("rock.core").version() end
+
+--- rock.log(level, fmt, ...): one line on stderr, as the C side logs.
+function M.log(level, fmt, ...)
+  io.stderr:write(string.format("rock %s lua: %s\n", level, string.format(fmt, ...)))
+end
+
+return setmetatable(M, {
+  __index = function(t, k)
+    local name = lazy[k]
+    if not name then return nil end
+    local mod = require(name)
+    rawset(t, k, mod)
+    return mod
+  end,
+})

@@ -1,0 +1,264 @@
+--- rock.task: tasks (coroutines) on the one libuv loop.
+-- A task parks itself in M.await while a C or luv operation runs; the
+-- operation's completion queues the task and one idle handle resumes queued
+-- tasks from the top of the loop, never from inside another task or a C
+-- callback. Outside any task (stock lua5.4), await drives the loop itself
+-- until the operation completes, so the same API also works there.
+-- Read next: _main.lua (the main task), http.lua (an await user).
+local uv = require "luv"
+local errors = require "rock.errors"
+
+local M = {}
+
+local tasks = {}      -- coroutine -> task, for every live task
+local live = 0
+local ready = {}      -- tasks to resume, with their values
+local idle            -- luv idle handle draining `ready`
+local CANCEL = {}     -- first value of a resume that aborts an await
+
+---@class rock.Task
+---@field done boolean
+---@field ok boolean|nil     true when it returned, false when it raised
+---@field result table|nil   packed return values or {error}
+local Task = {}
+Task.__index = Task
+
+local function traceback(e)
+  if type(e) == "table" then
+    if e.traceback == nil and errors.is(e) then
+      e.traceback = debug.traceback("", 2)
+    end
+    return e
+  end
+  return debug.traceback(tostring(e), 2)
+end
+
+local function resume(t, ...)
+  local co = t.co
+  local ok, a, b = coroutine.resume(co, ...)
+  if coroutine.status(co) ~= "dead" then return end
+  -- the body is xpcall(fn): a = its ok flag, b.. = results or error
+  tasks[co] = nil
+  live = live - 1
+  t.done = true
+  if not ok then -- a bug in the task machinery itself
+    t.ok, t.result = false, { traceback(a) }
+  else
+    t.ok = a
+    t.result = b
+  end
+  if not t.ok and #t.joiners == 0 and not t.quiet then
+    io.stderr:write("rock: task failed: ", tostring(t.result[1]), "\n")
+    if errors.is(t.result[1]) and t.result[1].traceback then
+      io.stderr:write(t.result[1].traceback, "\n")
+    end
+  end
+  for _, wake in ipairs(t.joiners) do wake() end
+  t.joiners = {}
+end
+
+local function drain()
+  while #ready > 0 do
+    local batch = ready
+    ready = {}
+    for _, item in ipairs(batch) do
+      resume(item[1], table.unpack(item, 2, item.n))
+    end
+  end
+  idle:stop()
+end
+
+local function schedule(t, ...)
+  local item = table.pack(t, ...)
+  ready[#ready + 1] = item
+  if not idle then idle = uv.new_idle() end
+  if #ready == 1 then idle:start(drain) end
+end
+
+--- The running task, or nil outside any task.
+function M.current()
+  local co = coroutine.running()
+  return tasks[co]
+end
+
+--- Number of tasks not yet finished.
+function M.live() return live end
+
+--- Start fn(...) as a new task; it begins on the next loop turn.
+---@return rock.Task
+function M.spawn(fn, ...)
+  assert(type(fn) == "function", "rock.spawn: fn must be a function")
+  local args = table.pack(...)
+  local t = setmetatable({ done = false, joiners = {} }, Task)
+  t.co = coroutine.create(function()
+    local r = table.pack(xpcall(fn, traceback, table.unpack(args, 1, args.n)))
+    if r[1] then return true, table.pack(table.unpack(r, 2, r.n)) end
+    return false, { r[2] }
+  end)
+  tasks[t.co] = t
+  live = live + 1
+  schedule(t)
+  return t
+end
+
+--- Wait for an operation. start(done) begins it and returns a cancel
+--- function (or nil); the operation calls done(...) once; await returns
+--- those values. Inside a task the task parks; outside, the loop runs here.
+function M.await(start)
+  local t = M.current()
+  local woken, sync, res = false, true, nil
+  if not t then
+    if M.loop_running then
+      errors.raise("not_in_task", "this call waits: run it inside a task (rock.spawn)")
+    end
+    local cancel = start(function(...)
+      if not res then res = table.pack(...) end
+    end)
+    M.loop_running = true
+    local ok, err = pcall(function()
+      while not res do
+        if not uv.run("once") and not res and #ready == 0 then
+          errors.raise("internal", "nothing left to wait on: the operation can never finish")
+        end
+      end
+    end)
+    M.loop_running = false
+    if not ok then
+      if cancel then cancel() end
+      error(err, 0)
+    end
+    return table.unpack(res, 1, res.n)
+  end
+  local cancel
+  cancel = start(function(...)
+    if woken then return end
+    woken = true
+    if sync then
+      res = table.pack(...)
+    else
+      t.cancel = nil
+      schedule(t, ...)
+    end
+  end)
+  sync = false
+  if woken then return table.unpack(res, 1, res.n) end
+  t.cancel = function(err)
+    if woken then return end
+    woken = true
+    t.cancel = nil
+    if cancel then cancel() end
+    schedule(t, CANCEL, err)
+  end
+  local r = table.pack(coroutine.yield())
+  if r[1] == CANCEL then error(r[2], 0) end
+  return table.unpack(r, 1, r.n)
+end
+
+--- Park the running task for s seconds.
+function M.sleep(s)
+  assert(type(s) == "number" and s >= 0, "rock.sleep: seconds must be a number >= 0")
+  M.await(function(done)
+    local timer = uv.new_timer()
+    timer:start(math.floor(s * 1000 + 0.5), 0, function()
+      timer:close()
+      done()
+    end)
+    return function() timer:close() end
+  end)
+end
+
+--- Wait for a task (returns its results, raises its error) or for a list
+--- of tasks (returns values, errors: the first result and the error of
+--- each, by position; never raises for a task's failure).
+function M.wait(what)
+  local function join(t)
+    if not t.done then
+      M.await(function(done)
+        t.joiners[#t.joiners + 1] = done
+        return nil
+      end)
+    end
+  end
+  if getmetatable(what) == Task then
+    what.quiet = true
+    join(what)
+    if not what.ok then error(what.result[1], 0) end
+    return table.unpack(what.result, 1, what.result.n)
+  end
+  assert(type(what) == "table", "rock.wait: expects a task or a list of tasks")
+  for _, t in ipairs(what) do t.quiet = true end
+  local values, errs = {}, {}
+  for i, t in ipairs(what) do
+    join(t)
+    if t.ok then values[i] = t.result[1] else errs[i] = t.result[1] end
+  end
+  return values, errs
+end
+
+--- Run fn(...) in the running task with a deadline of s seconds; past it,
+--- whatever the task waits on is cancelled and {code="timeout"} is raised.
+function M.timeout(s, fn, ...)
+  local t = M.current()
+  if not t then errors.raise("not_in_task", "rock.timeout must run inside a task") end
+  local timer = uv.new_timer()
+  local err = errors.new("timeout", string.format("timed out after %gs", s))
+  timer:start(math.floor(s * 1000 + 0.5), 0, function()
+    if t.cancel then t.cancel(err) end
+  end)
+  local r = table.pack(pcall(fn, ...))
+  timer:close()
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+---@class rock.Semaphore
+local Semaphore = {}
+Semaphore.__index = Semaphore
+
+--- A counting semaphore with n permits.
+function M.semaphore(n)
+  assert(type(n) == "number" and n >= 1, "rock.semaphore: n must be >= 1")
+  return setmetatable({ free = n, waiters = {} }, Semaphore)
+end
+
+function Semaphore:acquire()
+  if self.free > 0 then
+    self.free = self.free - 1
+    return
+  end
+  M.await(function(done)
+    local w = { done = done }
+    self.waiters[#self.waiters + 1] = w
+    return function() w.cancelled = true end
+  end)
+end
+
+function Semaphore:release()
+  while #self.waiters > 0 do
+    local w = table.remove(self.waiters, 1)
+    if not w.cancelled then return w.done() end -- the permit passes on
+  end
+  self.free = self.free + 1
+end
+
+--- Run fn(...) holding one permit; the permit is released on error too.
+function Semaphore:with(fn, ...)
+  self:acquire()
+  local r = table.pack(pcall(fn, ...))
+  self:release()
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+--- Run the loop until pred() is true or nothing can happen any more.
+--- Returns pred()'s last value.
+function M.run_until(pred)
+  M.loop_running = true
+  while not pred() do
+    if not uv.run("once") and #ready == 0 and not pred() then break end
+  end
+  M.loop_running = false
+  return pred()
+end
+
+return M

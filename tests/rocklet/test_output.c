@@ -1,0 +1,141 @@
+/* test_output.c: unit tests for the rocklet's output cleaning and capping
+ * (c/rocklet/output.c) and its end-of-command markers (c/rocklet/marker.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "rocklet/marker.h"
+#include "rocklet/output.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (cond) passed++;                                                        \
+    else {                                                                     \
+      failed++;                                                                \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
+    }                                                                          \
+  } while (0)
+
+static char *clean(const char *in, size_t n) {
+  rock_buf_t b = {0};
+  rock_output_clean(&b, in, n);
+  if (!b.data) rock_buf_append(&b, "", 0);
+  return b.data;
+}
+
+static void test_clean(void) {
+  char *s;
+  s = clean("a\r\nb\r\n", 6);
+  CHECK(!strcmp(s, "a\nb\n"));
+  free(s);
+  s = clean("lone\rcr", 7); /* progress bars keep their CR */
+  CHECK(!strcmp(s, "lone\rcr"));
+  free(s);
+  s = clean("\x1b[31mred\x1b[0m \x1b]0;title\x07ok", 25);
+  CHECK(!strcmp(s, "red ok"));
+  free(s);
+  s = clean("x\x1b[?25ly", 8);
+  CHECK(!strcmp(s, "xy"));
+  free(s);
+  s = clean("caf\xc3\xa9 \xe2\x9c\x93", 10); /* valid UTF-8 untouched */
+  CHECK(!strcmp(s, "caf\xc3\xa9 \xe2\x9c\x93"));
+  free(s);
+  s = clean("a\xff" "b", 3);
+  CHECK(!strcmp(s, "a\xef\xbf\xbd" "b"));
+  free(s);
+  s = clean("\xc0\xaf", 2); /* overlong '/' */
+  CHECK(!strcmp(s, "\xef\xbf\xbd\xef\xbf\xbd"));
+  free(s);
+  s = clean("\xed\xa0\x80", 3); /* a surrogate */
+  CHECK(strstr(s, "\xef\xbf\xbd") && !strstr(s, "\xed"));
+  free(s);
+  s = clean("end\xe2\x9c", 5); /* cut sequence at the end */
+  CHECK(!strcmp(s, "end\xef\xbf\xbd\xef\xbf\xbd"));
+  free(s);
+  s = clean("nul\0in", 6);
+  CHECK(!memcmp(s, "nul\0in", 6));
+  free(s);
+}
+
+static void test_capped(void) {
+  char path[] = "/tmp/rock-test-output-XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  for (int i = 0; i < 10000; i++) dprintf(fd, "line %05d\n", i); /* 110000 B */
+  close(fd);
+  rock_buf_t b = {0};
+  uint64_t total, dropped;
+  CHECK(rock_output_read_capped(&b, path, 1000, &total, &dropped) == 0);
+  CHECK(total == 110000);
+  CHECK(dropped == 110000 - 1000);
+  CHECK(!strncmp(b.data, "line 00000\n", 11));
+  CHECK(strstr(b.data, "bytes dropped"));
+  CHECK(strstr(b.data, "line 09999\n"));
+  CHECK(b.len < 1200);
+  rock_buf_free(&b);
+  CHECK(rock_output_read_capped(&b, path, 1 << 20, &total, &dropped) == 0);
+  CHECK(dropped == 0 && b.len == 110000);
+  rock_buf_free(&b);
+  /* the seam never splits a character into U+FFFD */
+  fd = open(path, O_WRONLY | O_TRUNC);
+  for (int i = 0; i < 1000; i++) write(fd, "\xe2\x9c\x93", 3);
+  close(fd);
+  CHECK(rock_output_read_capped(&b, path, 101, &total, &dropped) == 0);
+  CHECK(!strstr(b.data, "\xef\xbf\xbd"));
+  rock_buf_free(&b);
+  unlink(path);
+  CHECK(rock_output_read_capped(&b, path, 100, &total, &dropped) < 0);
+}
+
+static unsigned long got_seq;
+static int got_status, got_count;
+static void on_mark(void *d, unsigned long seq, int status) {
+  (void)d;
+  got_seq = seq;
+  got_status = status;
+  got_count++;
+}
+
+static void test_marker(void) {
+  rock_marker_t m;
+  rock_marker_init(&m, "0123456789abcdef01234567");
+  const char *good = "noise\x1eRK0123456789abcdef01234567:42:3\x1e\n";
+  got_count = 0;
+  rock_marker_feed(&m, good, strlen(good), on_mark, NULL);
+  CHECK(got_count == 1 && got_seq == 42 && got_status == 3);
+  /* split across reads, byte by byte */
+  got_count = 0;
+  for (const char *p = good; *p; p++) rock_marker_feed(&m, p, 1, on_mark, NULL);
+  CHECK(got_count == 1 && got_seq == 42);
+  /* wrong nonce, garbage, overlong: ignored */
+  const char *bad = "\x1eRKffffffffffffffffffffffff:1:0\x1e\x1e\x1eRK0123456789abcdef01234567:x:0\x1e";
+  got_count = 0;
+  rock_marker_feed(&m, bad, strlen(bad), on_mark, NULL);
+  CHECK(got_count == 0);
+  char big[300];
+  memset(big, 'a', sizeof big);
+  big[0] = 0x1e;
+  rock_marker_feed(&m, big, sizeof big, on_mark, NULL);
+  rock_marker_feed(&m, good + 5, strlen(good) - 5, on_mark, NULL);
+  CHECK(got_count == 1);
+  /* negative status and the command text */
+  const char *neg = "\x1eRK0123456789abcdef01234567:7:-1\x1e";
+  rock_marker_feed(&m, neg, strlen(neg), on_mark, NULL);
+  CHECK(got_seq == 7 && got_status == -1);
+  char cmd[256];
+  rock_marker_command(&m, cmd, sizeof cmd, 9, "$?");
+  CHECK(strstr(cmd, "\\036RK0123456789abcdef01234567:9:%d\\036"));
+  CHECK(!strchr(cmd, 0x1e)); /* the sent line never holds the raw byte */
+}
+
+int main(void) {
+  test_clean();
+  test_capped();
+  test_marker();
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
