@@ -1,0 +1,68 @@
+-- harness.lua: the little test runner of the Lua tests.
+--   local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+--   T.test("name", function() T.eq(1, 1) end)
+--   T.done()   -- prints "N passed, M failed", exits non-zero on failure
+local rock = require "rock"
+local T = { passed = 0, failed = 0 }
+
+local function fmt(v)
+  if type(v) == "string" then return string.format("%q", #v > 300 and v:sub(1, 300) .. "..." or v) end
+  return tostring(v)
+end
+
+function T.eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %s, want %s", what or "value", fmt(got), fmt(want)), 2)
+  end
+end
+
+function T.ok(cond, what)
+  if not cond then error("not true: " .. (what or "?"), 2) end
+end
+
+function T.match(s, pat, what)
+  if type(s) ~= "string" or not s:find(pat) then
+    error(string.format("%s: %s does not match %q", what or "value", fmt(s), pat), 2)
+  end
+end
+
+--- Call fn expecting a rock error with this code; returns the error.
+function T.raises(code, fn, ...)
+  local ok, err = pcall(fn, ...)
+  if ok then error("expected error " .. code .. ", got success", 2) end
+  if not rock.errors.is(err) then error("expected a rock error " .. code .. ", got " .. tostring(err), 2) end
+  if err.code ~= code then error("expected error " .. code .. ", got " .. tostring(err), 2) end
+  T.ok(type(err.message) == "string" and #err.message > 0, "error has a message")
+  return err
+end
+
+function T.test(name, fn)
+  local t0 = rock.uv.hrtime()
+  local ok, err = xpcall(fn, function(e)
+    return debug.traceback(tostring(e), 2)
+  end)
+  local ms = (rock.uv.hrtime() - t0) / 1e6
+  if ok then
+    T.passed = T.passed + 1
+    print(string.format("ok   %-50s %7.1f ms", name, ms))
+  else
+    T.failed = T.failed + 1
+    print(string.format("FAIL %s\n%s", name, err))
+  end
+end
+
+--- Pids of the processes whose parent is pid (from /proc).
+function T.children(pid)
+  local kids = {}
+  local p = io.popen("ps -o pid= --ppid " .. pid)
+  for line in p:lines() do kids[#kids + 1] = tonumber(line) end
+  p:close()
+  return kids
+end
+
+function T.done()
+  print(string.format("%d passed, %d failed", T.passed, T.failed))
+  if T.failed > 0 then os.exit(1) end
+end
+
+return T
