@@ -156,6 +156,8 @@ static void finish(session_t *s, int have_status, int status,
     s->nkill = 0;
   }
   char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/cmd.%lu", s->dir, s->seq);
+  unlink(path);
   out_path(s, s->seq, path, sizeof path);
   rock_buf_t out = {0};
   uint64_t total = 0, dropped = 0;
@@ -297,14 +299,16 @@ static void tick(uv_timer_t *t) {
   arm(s);
 }
 
-/* Start command seq: the file is written, the line is sent. */
+/* Start the next command: write its file, send bash the line. Each command
+ * gets a new file: truncating and rewriting one costs ~170 us on ext4
+ * (auto_da_alloc flushes it), a fresh file ~15 us. */
 static int launch(session_t *s, const char *script, size_t len,
                   double timeout) {
   char path[PATH_MAX], out[PATH_MAX], mark[256];
-  snprintf(path, sizeof path, "%s/cmd", s->dir);
+  s->seq++;
+  snprintf(path, sizeof path, "%s/cmd.%lu", s->dir, s->seq);
   int rc = write_file(path, script, len);
   if (rc) return rc;
-  s->seq++;
   out_path(s, s->seq, out, sizeof out);
   rock_marker_command(&s->marker, mark, sizeof mark, s->seq, "$?");
   char line[PATH_MAX * 2 + 512];
