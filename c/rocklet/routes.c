@@ -27,7 +27,7 @@ static int http_status(rock_err e) {
 }
 
 void reply_json(rock_http_req_t *req, json_t *obj) {
-  char *s = json_dumps(obj, JSON_COMPACT | JSON_ENSURE_ASCII * 0);
+  char *s = json_dumps(obj, JSON_COMPACT);
   json_decref(obj);
   if (!s) {
     reply_error(req, ROCK_E_NO_MEMORY, "could not encode the answer");

@@ -183,6 +183,7 @@ static void on_marker(void *data, unsigned long seq, int status) {
 static void on_pty(uv_poll_t *h, int status, int events) {
   session_t *s = h->data;
   char buf[65536];
+  (void)status;
   (void)events;
   for (;;) {
     ssize_t n = s->master >= 0 ? read(s->master, buf, sizeof buf) : -1;
@@ -195,7 +196,6 @@ static void on_pty(uv_poll_t *h, int status, int events) {
     uv_poll_stop(h); /* EIO: bash and its tty are gone */
     return;
   }
-  (void)status;
 }
 
 static void on_bash_exit(void *data, pid_t pid, int wstatus) {

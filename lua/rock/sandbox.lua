@@ -7,7 +7,6 @@
 -- the machinery (unknown session, dead sandbox, bad arguments) raise
 -- {code=, message=}. Backends live in backends/*.lua; the wire protocol in
 -- rocklet.lua. Every call here waits: run it inside a task.
-local uv = require "luv"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
 
@@ -249,5 +248,4 @@ function M.live_count()
   return n
 end
 
-M._now_ms = uv.now
 return M
