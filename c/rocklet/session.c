@@ -122,13 +122,19 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-/* Send bash one line on its PTY. Lines are short, the tty queue is 4 KiB
- * and we send at most two before bash reads, so a blocking write is fine. */
+/* Send bash one line on its PTY. Lines are short and the tty queue holds
+ * 4 KiB, so the non-blocking write nearly always takes it all; if not (bash
+ * is not reading), finish the line blocking: it is never more than two. */
 static int send_line(session_t *s, const char *line) {
   if (s->master < 0) return -EIO;
+  size_t n = strlen(line);
+  ssize_t w = write(s->master, line, n);
+  if (w == (ssize_t)n) return 0;
+  if (w < 0 && errno != EAGAIN && errno != EINTR) return -errno;
+  if (w < 0) w = 0;
   int fl = fcntl(s->master, F_GETFL);
   fcntl(s->master, F_SETFL, fl & ~O_NONBLOCK);
-  int rc = write_all(s->master, line, strlen(line));
+  int rc = write_all(s->master, line + w, n - w);
   fcntl(s->master, F_SETFL, fl);
   return rc;
 }
