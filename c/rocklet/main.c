@@ -44,7 +44,6 @@ static void walk_close(uv_handle_t *h, void *arg) {
 
 static void exit_now(uv_idle_t *h) {
   (void)h;
-  rock_procs_kill_all();
   uv_stop(rocklet.loop);
 }
 
@@ -84,7 +83,6 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != owner) return 0; /* the owner died before we got here */
   }
-  rocklet.pid1 = getpid() == 1;
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGPIPE, SIG_IGN);
   memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */

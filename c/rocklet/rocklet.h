@@ -17,7 +17,6 @@
 typedef struct {
   uv_loop_t *loop;
   char dir[1024];     /* work dir: session files, spilled outputs */
-  int pid1;           /* running as a container's init */
   int shutting_down;
 } rocklet_t;
 
@@ -39,7 +38,6 @@ void session_run(rock_http_req_t *req, json_t *args);
 void session_interrupt(rock_http_req_t *req, json_t *args);
 void session_close(rock_http_req_t *req, json_t *args);
 void sessions_close_all(void);
-int sessions_busy(void);
 void exec_run(rock_http_req_t *req, json_t *args);
 void files_read(rock_http_req_t *req, json_t *args);
 void files_write(rock_http_req_t *req, json_t *args);

@@ -52,7 +52,6 @@ typedef struct session {
   /* the command in flight (req != NULL) */
   enum phase phase;
   rock_http_req_t *req;
-  int is_startup;
   size_t max_output;
   const char *reason; /* why it is being interrupted */
   uint64_t deadline, interrupted_at;
@@ -69,12 +68,6 @@ static session_t *find(const char *name) {
   for (session_t *s = sessions; s; s = s->next)
     if (!strcmp(s->name, name)) return s;
   return NULL;
-}
-
-int sessions_busy(void) {
-  for (session_t *s = sessions; s; s = s->next)
-    if (s->req) return 1;
-  return 0;
 }
 
 static void rmtree_flat(const char *dir) {
@@ -213,10 +206,7 @@ static void on_bash_exit(void *data, pid_t pid, int wstatus) {
   /* drain what bash printed last: a marker may be in there */
   if (s->req) on_pty(&s->poll, 0, UV_READABLE);
   if (s->req) {
-    if (s->is_startup)
-      finish(s, 1, code, "session_ended");
-    else
-      finish(s, 1, code, s->phase == INTERRUPTING ? s->reason : "session_ended");
+    finish(s, 1, code, s->phase == INTERRUPTING ? s->reason : "session_ended");
   }
   /* the shell's jobs (background ones too) go with it, as on a hangup */
   pid_t left[MAX_KILL];
@@ -515,7 +505,6 @@ void session_create(rock_http_req_t *req, json_t *args) {
   rock_procs_watch(s->pid, on_bash_exit, s);
   uv_poll_start(&s->poll, UV_READABLE, on_pty);
   s->req = req;
-  s->is_startup = 1;
   rc = launch(s, init.data, init.len, startup_timeout);
   rock_buf_free(&init);
   if (rc) {
@@ -560,7 +549,6 @@ void session_run(rock_http_req_t *req, json_t *args) {
     return;
   }
   s->req = req;
-  s->is_startup = 0;
   s->max_output = (size_t)max_output;
   size_t len = strlen(cmd);
   char *script = malloc(len + 2);
