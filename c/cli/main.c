@@ -1,8 +1,10 @@
 /* main.c: the rock executable.
  *   rock recipe.lua [args...]   run a recipe (arg as in lua)
  *   rock -e 'code'              run a chunk
+ *   rock gc | rock ps [--json]  reap / list sandboxes (lua/rock/cli.lua)
  *   rock --version
  * Everything else is in librock (c/core/host.c) and lua/rock/. */
+#include <lua.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +13,8 @@
 static void usage(FILE *f) {
   fprintf(f, "usage: rock recipe.lua [args...]\n"
              "       rock -e 'lua code'\n"
+             "       rock gc            remove sandboxes left by dead hosts\n"
+             "       rock ps [--json]   list live sandboxes\n"
              "       rock --version\n");
 }
 
@@ -41,6 +45,15 @@ int main(int argc, char **argv) {
       return 2;
     }
     rc = rock_host_run_string(h, argv[2]);
+  } else if (!strcmp(argv[1], "gc") || !strcmp(argv[1], "ps")) {
+    lua_State *L = rock_host_lua(h);
+    lua_createtable(L, argc, 0);
+    for (int i = 1; i < argc; i++) {
+      lua_pushstring(L, argv[i]);
+      lua_rawseti(L, -2, i);
+    }
+    lua_setglobal(L, "arg");
+    rc = rock_host_run_string(h, "require('rock.cli').main(arg)");
   } else {
     rc = rock_host_run_file(h, argv[1], argc - 2, argv + 2);
   }

@@ -25,6 +25,10 @@
   XX(SANDBOX_START_FAILED, "sandbox_start_failed", "sandbox failed to start")  \
   XX(NOT_IN_TASK, "not_in_task", "call must run inside a task")                \
   XX(CANCELLED, "cancelled", "operation cancelled")                            \
+  XX(ENGINE_UNAVAILABLE, "engine_unavailable", "container engine unreachable") \
+  XX(ENGINE_ERROR, "engine_error", "container engine error")                   \
+  XX(IMAGE_NOT_FOUND, "image_not_found", "image not found")                    \
+  XX(CONFLICT, "conflict", "conflict with the current state")                  \
   XX(INTERNAL, "internal", "internal error")
 
 typedef enum {

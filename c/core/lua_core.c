@@ -106,6 +106,7 @@ static const luaL_Reg funcs[] = {
     {"getpid", l_getpid},
     {"http_request", lrock_http_request},
     {"http_cancel", lrock_http_cancel},
+    {"engine_request", lrock_engine_request},
     {"rmtree", lrock_local_rmtree},
     {"proc_start_time", lrock_local_proc_start_time},
     {NULL, NULL},
@@ -135,5 +136,6 @@ int luaopen_rock_core(lua_State *L) {
       return luaL_error(L, "rock.core: cannot start the http client");
   }
   luaL_newlib(L, funcs);
+  luaL_setfuncs(L, lrock_images_funcs, 0);
   return 1;
 }

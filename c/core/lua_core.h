@@ -4,6 +4,7 @@
 #ifndef ROCK_CORE_LUA_CORE_H
 #define ROCK_CORE_LUA_CORE_H
 
+#include <lauxlib.h>
 #include <lua.h>
 #include <uv.h>
 
@@ -32,6 +33,14 @@ void lrock_shutdown(lua_State *L);
 int lrock_http_request(lua_State *L);
 int lrock_http_cancel(lua_State *L);
 void lrock_http_cancel_all(lua_State *L);
+/* Start req on the context's client; cb and chunk (0 = none) are stack
+ * indexes of the callbacks; engine_op makes the answer an Engine API
+ * result. Returns the id http_cancel takes. */
+lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
+                             int chunk, const char *engine_op);
+int lrock_engine_request(lua_State *L);
+/* c/images/lua_images.c: the image cache index functions. */
+extern const luaL_Reg lrock_images_funcs[];
 int lrock_local_rmtree(lua_State *L);
 int lrock_local_proc_start_time(lua_State *L);
 

@@ -6,8 +6,11 @@
 #include "client.h"
 
 #include <curl/curl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/log.h"
 
@@ -22,6 +25,11 @@ struct rock_http_xfer {
   struct curl_slist *headers;
   char *body;
   buf_t resp_body, resp_headers;
+  FILE *in;        /* body_file, being sent */
+  FILE *out;       /* out_file, being written (2xx only) */
+  char *out_path;
+  int body_sink;   /* 0 = not chosen yet, 1 = memory, 2 = out file */
+  void (*on_chunk)(void *data, const char *p, size_t n);
   rock_http_done_fn fn;
   void *data;
   CURLcode result;
@@ -37,6 +45,7 @@ struct rock_http_client {
   uv_idle_t idle;
   rock_http_xfer_t *done_head, *done_tail;
   rock_http_xfer_t *xfers; /* every transfer not yet freed */
+  int chunks_pending;      /* some on_chunk transfer has undelivered bytes */
   struct sock *socks;      /* every socket watched */
   int closing, handles;
 };
@@ -63,9 +72,38 @@ static int buf_add(buf_t *b, const char *p, size_t n) {
   return 0;
 }
 
+static void deliver(uv_idle_t *h);
+
+/* Where a body goes is chosen at its first byte, once the status is known:
+ * a 2xx body to out_file when one is set, anything else (an error answer)
+ * to memory so its message can be read. */
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   rock_http_xfer_t *x = ud;
-  return buf_add(&x->resp_body, p, size * n) ? 0 : size * n;
+  n *= size;
+  if (!x->body_sink) {
+    long status = 0;
+    curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    int ok = status >= 200 && status < 300;
+    x->body_sink = 1;
+    if (ok && x->out_path) {
+      if (!(x->out = fopen(x->out_path, "wb"))) return 0;
+      x->body_sink = 2;
+    }
+    if (!ok) x->on_chunk = NULL;
+  }
+  if (x->body_sink == 2) return fwrite(p, 1, n, x->out) == n ? n : 0;
+  if (buf_add(&x->resp_body, p, n)) return 0;
+  if (x->on_chunk) {
+    x->client->chunks_pending = 1;
+    uv_idle_start(&x->client->idle, deliver);
+  }
+  return n;
+}
+
+static size_t on_read(char *p, size_t size, size_t n, void *ud) {
+  rock_http_xfer_t *x = ud;
+  size_t got = fread(p, 1, size * n, x->in);
+  return ferror(x->in) ? CURL_READFUNC_ABORT : got;
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud) {
@@ -80,14 +118,36 @@ static void xfer_free(rock_http_xfer_t *x) {
   if (x->next) x->next->prev = x->prev;
   if (x->easy) curl_easy_cleanup(x->easy);
   curl_slist_free_all(x->headers);
+  if (x->in) fclose(x->in);
+  if (x->out) fclose(x->out);
+  free(x->out_path);
   free(x->body);
   free(x->resp_body.data);
   free(x->resp_headers.data);
   free(x);
 }
 
+/* Hand each streaming transfer's new bytes to its on_chunk. A callback
+ * may cancel transfers, so the list is walked again after each call. */
+static void deliver_chunks(rock_http_client_t *c) {
+  int again = 1;
+  while (again) {
+    again = 0;
+    for (rock_http_xfer_t *x = c->xfers; x; x = x->next) {
+      if (!x->on_chunk || !x->resp_body.len) continue;
+      buf_t b = x->resp_body;
+      x->resp_body.len = 0;
+      x->on_chunk(x->data, b.data, b.len);
+      again = 1;
+      break;
+    }
+  }
+  c->chunks_pending = 0;
+}
+
 static void deliver(uv_idle_t *h) {
   rock_http_client_t *c = h->data;
+  if (c->chunks_pending) deliver_chunks(c);
   rock_http_xfer_t *x = c->done_head;
   c->done_head = c->done_tail = NULL;
   uv_idle_stop(&c->idle);
@@ -102,6 +162,14 @@ static void deliver(uv_idle_t *h) {
                                                     : ROCK_E_HTTP;
       r.message = x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result);
     }
+    if (x->out && fclose(x->out) && r.err == ROCK_E_OK) {
+      r.err = ROCK_E_IO;
+      r.message = "cannot write the response body to its file";
+    }
+    x->out = NULL;
+    /* no partial file: out_file exists only when the whole 2xx body is in */
+    if (x->out_path && (r.err || r.status < 200 || r.status >= 300))
+      unlink(x->out_path);
     r.headers = x->resp_headers.data ? x->resp_headers.data : "";
     r.headers_len = x->resp_headers.len;
     r.body = x->resp_body.data ? x->resp_body.data : "";
@@ -261,7 +329,22 @@ rock_err rock_http_client_request(rock_http_client_t *c,
     curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
   if (req->timeout > 0)
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
-  if (req->body) {
+  x->on_chunk = req->on_chunk;
+  if (req->out_file && !(x->out_path = strdup(req->out_file))) {
+    xfer_free(x);
+    return ROCK_E_NO_MEMORY;
+  }
+  struct stat st;
+  if (req->body_file) {
+    if (!(x->in = fopen(req->body_file, "rb")) || fstat(fileno(x->in), &st)) {
+      xfer_free(x);
+      return ROCK_E_IO;
+    }
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, x);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st.st_size);
+  } else if (req->body) {
     x->body = malloc(req->body_len + 1);
     if (!x->body) {
       xfer_free(x);
@@ -271,9 +354,10 @@ rock_err rock_http_client_request(rock_http_client_t *c,
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
   }
-  const char *method = req->method ? req->method : req->body ? "POST" : "GET";
+  int has_body = req->body || req->body_file;
+  const char *method = req->method ? req->method : has_body ? "POST" : "GET";
   if (!strcmp(method, "HEAD")) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-  else if (strcmp(method, req->body ? "POST" : "GET"))
+  else if (strcmp(method, has_body ? "POST" : "GET"))
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
   /* no "Expect: 100-continue" round trip for large bodies */
   x->headers = curl_slist_append(NULL, "Expect:");

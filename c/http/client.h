@@ -23,6 +23,12 @@ typedef struct {
   const char *body;
   size_t body_len;
   double timeout; /* seconds for the whole transfer; 0 = none */
+  /* Streaming, for large bodies (image save/load, pull progress): */
+  const char *body_file; /* send this file as the body (instead of body) */
+  const char *out_file;  /* a 2xx body goes to this file, not to memory */
+  /* Called from the loop with each piece of a 2xx body as it arrives
+   * (it still also reaches res->body unless out_file is set). */
+  void (*on_chunk)(void *data, const char *p, size_t n);
 } rock_http_request_t;
 
 typedef struct {

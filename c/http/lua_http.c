@@ -3,6 +3,8 @@
  *   core.http_cancel(id)               the callback will not run
  * opts: {method=, url=, headers={k=v}|{"K: v"}, body=, timeout=, unix_socket=}
  * res: {status=, headers={lowercased name=value}, body=}; err: {code=, message=}.
+ * lrock_http_start is shared with lua_engine.c, whose calls answer with
+ * rock_engine_result's reading of the response instead.
  * The callback runs on the main Lua state from the loop (never inside curl);
  * lua/rock/http.lua turns this into a call that waits inside a task. */
 #include <lauxlib.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 
 #include "../core/lua_core.h"
+#include "../engine/engine.h"
 #include "client.h"
 
 typedef struct op {
@@ -19,6 +22,8 @@ typedef struct op {
   rock_http_xfer_t *xfer;
   lua_Integer id;
   int cb_ref;
+  int chunk_ref;   /* on_chunk function, or LUA_NOREF */
+  char *engine_op; /* an Engine API call: answer read by rock_engine_result */
 } op_t;
 
 static op_t *ops;
@@ -59,14 +64,51 @@ static void push_headers(lua_State *L, const char *h, size_t n) {
   }
 }
 
+static void op_free(lua_State *L, op_t *o) {
+  luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, o->chunk_ref);
+  free(o->engine_op);
+  free(o);
+}
+
+static void on_chunk(void *data, const char *p, size_t n) {
+  op_t *o = data;
+  lua_State *L = o->ctx->L;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, o->chunk_ref);
+  lua_pushlstring(L, p, n);
+  lrock_call(L, 1);
+}
+
+/* An Engine API answer: (res) for success, (nil, err) with the engine's
+ * message and the HTTP status otherwise. */
+static int push_engine_result(lua_State *L, const char *op,
+                              const rock_http_response_t *r) {
+  rock_engine_result_t er;
+  rock_engine_result(op, r, &er);
+  if (er.err != ROCK_E_OK) {
+    lua_pushnil(L);
+    lrock_push_error(L, er.err, er.message, op);
+    lua_pushinteger(L, er.status);
+    lua_setfield(L, -2, "status");
+    return 2;
+  }
+  lua_createtable(L, 0, 2);
+  lua_pushinteger(L, er.status);
+  lua_setfield(L, -2, "status");
+  lua_pushlstring(L, er.body, er.body_len);
+  lua_setfield(L, -2, "body");
+  return 1;
+}
+
 static void on_done(void *data, const rock_http_response_t *r) {
   op_t *o = data;
   lua_State *L = o->ctx->L;
   op_unlink(o);
   lua_rawgeti(L, LUA_REGISTRYINDEX, o->cb_ref);
-  luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
   int nargs;
-  if (r->err == ROCK_E_OK) {
+  if (o->engine_op) {
+    nargs = push_engine_result(L, o->engine_op, r);
+  } else if (r->err == ROCK_E_OK) {
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, r->status);
     lua_setfield(L, -2, "status");
@@ -80,8 +122,39 @@ static void on_done(void *data, const rock_http_response_t *r) {
     lrock_push_error(L, r->err, r->message, "http_request");
     nargs = 2;
   }
-  free(o);
+  op_free(L, o);
   lrock_call(L, nargs);
+}
+
+lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
+                             int chunk, const char *engine_op) {
+  lrock_ctx_t *ctx = lrock_ctx(L);
+  op_t *o = calloc(1, sizeof *o);
+  if (!o || (engine_op && !(o->engine_op = strdup(engine_op)))) {
+    free(o);
+    return luaL_error(L, "out of memory");
+  }
+  o->ctx = ctx;
+  o->cb_ref = o->chunk_ref = LUA_NOREF;
+  if (chunk) req->on_chunk = on_chunk;
+  rock_err e = rock_http_client_request(ctx->http, req, on_done, o, &o->xfer);
+  if (e != ROCK_E_OK) {
+    free(o->engine_op);
+    free(o);
+    return luaL_error(L, "%s: %s", engine_op ? engine_op : "http_request",
+                      rock_err_message(e));
+  }
+  lua_pushvalue(L, cb);
+  o->cb_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (chunk) {
+    lua_pushvalue(L, chunk);
+    o->chunk_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  o->id = ++next_id;
+  o->next = ops;
+  if (ops) ops->prev = o;
+  ops = o;
+  return o->id;
 }
 
 static const char *opt_string(lua_State *L, int t, const char *k) {
@@ -94,7 +167,6 @@ static const char *opt_string(lua_State *L, int t, const char *k) {
 int lrock_http_request(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
-  lrock_ctx_t *ctx = lrock_ctx(L);
   rock_http_request_t req = {0};
   req.url = opt_string(L, 1, "url");
   if (!req.url) return luaL_argerror(L, 1, "'url' is required");
@@ -135,21 +207,7 @@ int lrock_http_request(lua_State *L) {
   }
   hdrs[nh] = NULL;
   req.headers = hdrs;
-  op_t *o = calloc(1, sizeof *o);
-  if (!o) return luaL_error(L, "out of memory");
-  o->ctx = ctx;
-  rock_err e = rock_http_client_request(ctx->http, &req, on_done, o, &o->xfer);
-  if (e != ROCK_E_OK) {
-    free(o);
-    return luaL_error(L, "http_request: %s", rock_err_message(e));
-  }
-  lua_pushvalue(L, 2);
-  o->cb_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  o->id = ++next_id;
-  o->next = ops;
-  if (ops) ops->prev = o;
-  ops = o;
-  lua_pushinteger(L, o->id);
+  lua_pushinteger(L, lrock_http_start(L, &req, 2, 0, NULL));
   return 1;
 }
 
@@ -159,8 +217,7 @@ int lrock_http_cancel(lua_State *L) {
     if (o->id != id) continue;
     op_unlink(o);
     rock_http_xfer_cancel(o->xfer);
-    luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
-    free(o);
+    op_free(L, o);
     lua_pushboolean(L, 1);
     return 1;
   }
@@ -172,7 +229,6 @@ void lrock_http_cancel_all(lua_State *L) {
   while (ops) {
     op_t *o = ops;
     op_unlink(o);
-    luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
-    free(o); /* the client frees the transfers when it closes */
+    op_free(L, o); /* the client frees the transfers when it closes */
   }
 }

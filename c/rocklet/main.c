@@ -73,6 +73,11 @@ void rocklet_touch(void) {
     uv_timer_start(&idle_timer, on_idle_expired, (uint64_t)(idle_timeout * 1000), 0);
 }
 
+double rocklet_lease_left(void) {
+  if (idle_timeout <= 0) return -1;
+  return uv_timer_get_due_in(&idle_timer) / 1000.0;
+}
+
 static void on_signal(uv_signal_t *h, int sig) {
   (void)h;
   rocklet_shutdown(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");

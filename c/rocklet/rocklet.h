@@ -46,5 +46,7 @@ void files_write(rock_http_req_t *req, json_t *args);
 void rocklet_shutdown(const char *why);
 /* Renew the idle lease (main.c). */
 void rocklet_touch(void);
+/* Seconds left of the idle lease; -1 when there is none. */
+double rocklet_lease_left(void);
 
 #endif

@@ -91,6 +91,14 @@ static void is_alive(rock_http_req_t *req, json_t *args) {
                             "rocklet is alive"));
 }
 
+/* The lease, read without renewing it (for `rock ps`). */
+static void lease(rock_http_req_t *req, json_t *args) {
+  (void)args;
+  double left = rocklet_lease_left();
+  reply_json(req, left < 0 ? json_pack("{s:n}", "lease_left")
+                           : json_pack("{s:f}", "lease_left", left));
+}
+
 static void close_all(rock_http_req_t *req, json_t *args) {
   (void)args;
   reply_json(req, json_pack("{s:b}", "closed", 1));
@@ -111,11 +119,12 @@ static const struct {
     {"/read_file", files_read},
     {"/write_file", files_write},
     {"/close", close_all},
+    {"/lease", lease},
 };
 
 void routes_handle(rock_http_req_t *req, void *data) {
   (void)data;
-  rocklet_touch();
+  if (strcmp(req->path, "/lease")) rocklet_touch();
   route_fn fn = NULL;
   for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
     if (!strcmp(req->path, routes[i].path)) fn = routes[i].fn;
