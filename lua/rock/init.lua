@@ -1,6 +1,8 @@
 --- rock: the Lua library of rock (require "rock").
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
+-- Images: rock.images (cache). rock.teardown (end-of-task policies),
+-- rock.engine (Engine API), rock.gc.
 -- Also rock.json (lua-cjson), rock.uv (luv), rock.errors, rock.log.
 -- Modules load on first use, so `require "rock"` stays cheap.
 local task = require "rock.task"
@@ -16,6 +18,7 @@ local M = {
 
 local lazy = {
   sandbox = "rock.sandbox", http = "rock.http", errors = "rock.errors",
+  images = "rock.images", teardown = "rock.teardown", engine = "rock.engine", gc = "rock.gc",
   json = "cjson", uv = "luv", core = "rock.core", task = "rock.task",
 }
 

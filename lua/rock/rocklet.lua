@@ -5,6 +5,8 @@
 local http = require "rock.http"
 local cjson = require "cjson.safe"
 local errors = require "rock.errors"
+local task = require "rock.task"
+local uv = require "luv"
 
 local M = {}
 
@@ -33,14 +35,34 @@ function M.call(socket, path, body, timeout)
     errors.raise("internal", "rocklet answered " .. path .. " with no JSON object",
       { op = path:sub(2), http_status = res.status })
   end
-  for k, v in pairs(data) do -- JSON null reads as absent
-    if v == cjson.null then data[k] = nil end
+  for k, v in pairs(data) do -- JSON null reads as absent; 3.0 as 3
+    if v == cjson.null then data[k] = nil
+    elseif math.type(v) == "float" then data[k] = math.tointeger(v) or v end
   end
   if res.status ~= 200 then
     errors.raise(data.code or "internal", data.message or ("HTTP " .. res.status),
       { op = path:sub(2), http_status = res.status })
   end
   return data
+end
+
+--- Wait until the rocklet at socket answers /is_alive: poll with a
+--- growing delay (2 ms to 50 ms). failed() is asked between tries and
+--- returns why the start failed (the process or container is gone), or
+--- nil. Raises sandbox_start_failed, or timeout after timeout seconds.
+function M.wait_ready(socket, timeout, failed)
+  local deadline = uv.now() + timeout * 1000
+  local delay = 0.002
+  while true do
+    if pcall(M.call, socket, "/is_alive", {}, 2) then return end
+    local why = failed()
+    if why then errors.raise("sandbox_start_failed", why) end
+    if uv.now() > deadline then
+      errors.raise("timeout", "rocklet not ready after " .. timeout .. "s")
+    end
+    task.sleep(delay)
+    delay = math.min(delay * 2, 0.05)
+  end
 end
 
 return M

@@ -12,7 +12,11 @@ local rocklet = require "rock.rocklet"
 
 local M = {}
 
-local backends = { ["local"] = "rock.backends.local" }
+local backends = {
+  ["local"] = "rock.backends.local",
+  docker = "rock.backends.container",
+  podman = "rock.backends.container",
+}
 local live = {} -- sandboxes started and not stopped, for the exit sweep
 
 ---@class rock.Sandbox
@@ -66,21 +70,7 @@ function Sandbox:_phase(name, status, message)
   p.status, p.message = status, message
 end
 
---- Start a sandbox and wait until its rocklet answers.
----@param opts table {backend="local"|"auto", image=, memory=, cpus=,
----  auto_clear_seconds= (idle seconds before the sandbox ends itself),
----  startup_timeout= (default 30), sandbox_id=}
----@return rock.Sandbox
-function M.start(opts)
-  opts = check_table(opts, "sandbox.start")
-  local backend = opt(opts.backend, "string", "sandbox.start", "backend") or "auto"
-  if backend == "auto" then backend = "local" end
-  if not backends[backend] then
-    errors.raise("invalid_argument", "sandbox.start: unknown backend '" .. backend ..
-      "' (this build has: local)")
-  end
-  opt(opts.auto_clear_seconds, "number", "sandbox.start", "auto_clear_seconds")
-  opt(opts.startup_timeout, "number", "sandbox.start", "startup_timeout")
+local function start_once(backend, opts)
   local sb = setmetatable({
     backend = backend, image = opts.image, memory = opts.memory, cpus = opts.cpus,
     auto_clear_seconds = opts.auto_clear_seconds,
@@ -91,10 +81,11 @@ function M.start(opts)
   for _, name in ipairs({ "image_pull", "container_create", "container_start", "rocklet_ready" }) do
     sb:_phase(name, "waiting")
   end
-  sb:_phase("image_pull", "success", "no image for the " .. backend .. " backend")
+  if backend == "local" then sb:_phase("image_pull", "success", "no image for the local backend") end
   local ok, err = pcall(sb._impl.start, sb, opts, function(...) sb:_phase(...) end)
   if not ok then
-    for _, p in pairs(sb.phases) do
+    for _, name in ipairs({ "image_pull", "container_create", "container_start", "rocklet_ready" }) do
+      local p = sb.phases[name]
       if p.status == "running" or p.status == "waiting" then
         p.status = errors.is(err, "timeout") and "timeout" or "failed"
         p.message = tostring(err.message or err)
@@ -103,12 +94,57 @@ function M.start(opts)
       end
     end
     sb:_transition("stopped", "start_failed")
-    if errors.is(err) then error(err, 0) end
-    errors.raise("sandbox_start_failed", tostring(err))
+    if not errors.is(err) then err = errors.new("sandbox_start_failed", tostring(err)) end
+    err.phases, err.sandbox_id = sb.phases, sb.id
+    return nil, err
   end
   sb:_transition("running", "started")
   live[sb] = true
   return sb
+end
+
+--- Start a sandbox and wait until its rocklet answers.
+---@param opts table {backend="auto"|"docker"|"podman"|"local", image=,
+---  pull="missing"|"always"|"never", memory= ("8g" or bytes), cpus=,
+---  pids_limit=, env={K=v}, mounts={"host:ctr[:ro]"}, network= (default
+---  "none"), engine_args= (extra HostConfig fields), auto_clear_seconds=
+---  (idle lease), startup_timeout=, sandbox_id=, start_retry_times= (0)}
+---@return rock.Sandbox
+function M.start(opts)
+  opts = check_table(opts, "sandbox.start")
+  local backend = opt(opts.backend, "string", "sandbox.start", "backend") or "auto"
+  if backend == "auto" then -- a container backend needs an image to run
+    backend = opts.image and require("rock.engine").detect() or "local"
+  end
+  if not backends[backend] then
+    errors.raise("invalid_argument", "sandbox.start: unknown backend '" .. backend ..
+      "' (auto, docker, podman or local)")
+  end
+  opt(opts.auto_clear_seconds, "number", "sandbox.start", "auto_clear_seconds")
+  opt(opts.startup_timeout, "number", "sandbox.start", "startup_timeout")
+  opt(opts.image, "string", "sandbox.start", "image")
+  opt(opts.env, "table", "sandbox.start", "env")
+  opt(opts.mounts, "table", "sandbox.start", "mounts")
+  opt(opts.engine_args, "table", "sandbox.start", "engine_args")
+  opt(opts.pids_limit, "number", "sandbox.start", "pids_limit")
+  local retries = opt(opts.start_retry_times, "number", "sandbox.start", "start_retry_times") or 0
+  require("rock.gc").once()
+  local failures = {}
+  for attempt = 1, retries + 1 do
+    local sb, err = start_once(backend, opts)
+    if sb then
+      sb.start_failures = failures
+      return sb
+    end
+    failures[#failures + 1] = err
+    if attempt <= retries and not errors.is(err, "invalid_argument") then
+      io.stderr:write(string.format("rock: sandbox start failed (attempt %d of %d): %s; retrying\n",
+        attempt, retries + 1, tostring(err)))
+    else
+      err.attempts = failures
+      error(err, 0)
+    end
+  end
 end
 
 --- POST to this sandbox's rocklet.
@@ -227,6 +263,19 @@ function Sandbox:stop()
   self._impl.stop(self)
   self.stop_time = now()
   self:_transition("stopped", "stop")
+end
+
+--- Keep the sandbox running past this host (for debugging a failed
+--- task): the exit sweep and `rock gc` leave it; its idle lease
+--- (auto_clear_seconds) still ends it, and sb:stop() or `rock gc` after
+--- the lease removes it. Local sandboxes die with their host regardless.
+function Sandbox:keep()
+  if self.state ~= "running" then
+    errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state)
+  end
+  live[self] = nil
+  self.kept = true
+  if self._impl.keep then self._impl.keep(self) end
 end
 
 --- Stop every sandbox this host started and did not stop (the exit sweep

@@ -60,6 +60,23 @@ function T.children(pid)
   return kids
 end
 
+--- Sandbox options for the suites that run on every backend:
+--- ROCK_TEST_BACKEND (default local) and ROCK_TEST_IMAGE, set by ctest.
+function T.sandbox_opts(extra)
+  local o = { backend = os.getenv("ROCK_TEST_BACKEND") or "local",
+              image = os.getenv("ROCK_TEST_IMAGE") }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return o
+end
+
+--- A writable scratch dir inside sb: its work dir on the local backend
+--- (which shares the host's files), /tmp in a container.
+function T.scratch(sb)
+  if sb.backend == "local" then return sb.dir .. "/work" end
+  sb:execute{ command = { "mkdir", "-p", "/tmp/rock-scratch" } }
+  return "/tmp/rock-scratch"
+end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   if T.failed > 0 then os.exit(1) end

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run.sh PROGRAM ARGS...: run one test in its own $ROCK_HOME and fail it if
 # it leaves anything behind: a process it started (rocklet, bash, a command:
-# found by a tag in their environment) or a sandbox directory.
+# found by a tag in their environment), a sandbox directory, a container
+# whose rock.dir label is under its $ROCK_HOME, or an image whose name
+# carries its tag (tests name the images they make rock-test-tmp/<tag>-...).
 set -u
 home=$(mktemp -d /tmp/rock-test.XXXXXX)
 tag="rock-test-$$-$RANDOM$RANDOM"
@@ -37,5 +39,25 @@ if [ -d "$home/sandboxes" ] && [ -n "$(ls -A "$home/sandboxes")" ]; then
   echo "LEAK: sandbox dirs left behind: $(ls "$home/sandboxes")" >&2
   rc=1
 fi
+engine_get() { # socket path -> JSON, or nothing if the engine is not there
+  [ -S "$1" ] && curl -sf --max-time 5 --unix-socket "$1" "http://engine/v1.41$2" 2>/dev/null
+}
+for sock in /var/run/docker.sock "${ROCK_PODMAN_SOCKET:-/run/rock-test/podman.sock}"; do
+  ids=$(engine_get "$sock" "/containers/json?all=1" | python3 -c '
+import json, sys
+home = sys.argv[1] + "/"
+for c in json.load(sys.stdin) if not sys.stdin.isatty() else []:
+    if ((c.get("Labels") or {}).get("rock.dir") or "").startswith(home):
+        print(c["Id"])' "$home" 2>/dev/null)
+  if [ -n "$ids" ]; then
+    echo "LEAK: containers left behind on $sock: $ids" >&2
+    for id in $ids; do curl -sf -X DELETE --unix-socket "$sock" "http://engine/v1.41/containers/$id?force=1" >/dev/null; done
+    rc=1
+  fi
+  if engine_get "$sock" "/images/json" | grep -q "rock-test-tmp/$tag"; then
+    echo "LEAK: images named rock-test-tmp/$tag-* left behind on $sock" >&2
+    rc=1
+  fi
+done
 rm -rf "$home"
 exit $rc

@@ -2,8 +2,8 @@
 local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 
-local sb = rock.sandbox.start{ backend = "local" }
-local tmp = sb.dir .. "/work"
+local sb = rock.sandbox.start(T.sandbox_opts())
+local tmp = T.scratch(sb)
 
 T.test("execute a list with cwd and env", function()
   local r = sb:execute{ command = { "sh", "-c", "pwd; echo $K; echo oops >&2; exit 4" },

@@ -1,9 +1,10 @@
--- test_session.lua: the bash session through the real Lua API on the local
--- backend (DESIGN.md "The bash session").
+-- test_session.lua: the bash session through the real Lua API (DESIGN.md
+-- "The bash session"); on the local backend, and again in a container
+-- (ctest's lua.test_session.docker sets ROCK_TEST_BACKEND/ROCK_TEST_IMAGE).
 local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 
-local sb = rock.sandbox.start{ backend = "local" }
+local sb = rock.sandbox.start(T.sandbox_opts())
 sb:create_session{ session = "s" }
 local function run(cmd, opts)
   opts = opts or {}
@@ -206,9 +207,10 @@ T.test("interrupt stops the running command", function()
 end)
 
 T.test("startup_source, env and cwd at session start", function()
-  sb:write_file{ path = sb.dir .. "/work/rc.sh",
+  local rc = T.scratch(sb) .. "/rc.sh"
+  sb:write_file{ path = rc,
     content = "export FROM_RC=yes\nPS1='rc-prompt> '\nPROMPT_COMMAND='echo noisy'\necho sourced\n" }
-  local r = sb:create_session{ session = "rc", startup_source = { sb.dir .. "/work/rc.sh" },
+  local r = sb:create_session{ session = "rc", startup_source = { rc },
     env = { MY_ENV = "v1" }, cwd = "/etc" }
   T.eq(r.output, "sourced\n")
   local o = sb:run_in_session{ session = "rc", command = "echo $FROM_RC $MY_ENV $PAGER $TERM; pwd" }

@@ -9,51 +9,27 @@
 -- it does not go, then the directory is removed. Read next: sandbox.lua.
 local uv = require "luv"
 local core = require "rock.core"
-local cjson = require "cjson"
 local task = require "rock.task"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
+local state = require "rock.state"
 
 local M = {}
 
---- The state dir: $ROCK_HOME or ~/.local/state/rock.
-function M.state_dir()
-  local home = os.getenv("ROCK_HOME")
-  if home and home ~= "" then return home end
-  return (os.getenv("HOME") or "/tmp") .. "/.local/state/rock"
-end
-
-local function mkdir_p(path)
-  local acc = path:sub(1, 1) == "/" and "" or "."
-  for part in path:gmatch("[^/]+") do
-    acc = acc .. "/" .. part
-    local ok, err, code = uv.fs_mkdir(acc, tonumber("755", 8))
-    if not ok and code ~= "EEXIST" then
-      errors.raise("io_error", "mkdir " .. acc .. ": " .. tostring(err))
-    end
-  end
-end
-
-local function random_id()
-  local bytes = uv.random(6, {})
-  return "rk-" .. (bytes:gsub(".", function(c) return string.format("%02x", c:byte()) end))
-end
-
 local function write_record(sb)
-  local f = assert(io.open(sb.dir .. "/sandbox.json", "w"))
-  f:write(cjson.encode({
-    id = sb.id, backend = "local", pid = sb.pid, socket = sb.socket,
-    owner_pid = core.getpid(), owner_start = core.proc_start_time(core.getpid()),
+  local me = state.me()
+  state.write_record(sb.dir, {
+    id = sb.id, backend = "local", pid = sb.pid, pid_start = core.proc_start_time(sb.pid),
+    socket = sb.socket, owner = state.owner_label(me),
     created = sb.create_time, auto_clear_seconds = sb.auto_clear_seconds,
-  }))
-  f:close()
+  })
 end
 
 --- Start a local sandbox: fill sb (id, dir, socket, pid) and bring its
 --- rocklet up. phase(name, status, message) records progress.
 function M.start(sb, opts, phase)
-  sb.id = opts.sandbox_id or random_id()
-  sb.dir = M.state_dir() .. "/sandboxes/" .. sb.id
+  sb.id = opts.sandbox_id or state.new_id()
+  sb.dir = state.sandboxes_dir() .. "/" .. sb.id
   sb.socket = sb.dir .. "/rocklet.sock"
   if #sb.socket >= 108 then -- sun_path
     errors.raise("invalid_argument", "state dir path too long for a unix socket: " .. sb.socket)
@@ -61,7 +37,7 @@ function M.start(sb, opts, phase)
   if uv.fs_stat(sb.dir) then
     errors.raise("invalid_argument", "sandbox " .. sb.id .. " already exists")
   end
-  mkdir_p(sb.dir .. "/work")
+  state.mkdir_p(sb.dir .. "/work")
   phase("container_create", "success", "sandbox dir " .. sb.dir)
 
   phase("container_start", "running", "starting rocklet")
@@ -91,26 +67,17 @@ function M.start(sb, opts, phase)
   phase("container_start", "success", "rocklet pid " .. sb.pid)
 
   phase("rocklet_ready", "running", "waiting for " .. sb.socket)
-  local deadline = uv.now() + (opts.startup_timeout or 30) * 1000
-  local delay = 0.002
-  while true do
-    if sb.exited then
-      local f = io.open(sb.dir .. "/rocklet.log")
-      local tail = f and f:read("a"):sub(-500) or ""
-      if f then f:close() end
-      M.stop(sb)
-      errors.raise("sandbox_start_failed", string.format(
-        "rocklet exited at once (code %s, signal %s): %s",
-        sb.exited.code, sb.exited.signal, tail))
-    end
-    local ok = pcall(rocklet.call, sb.socket, "/is_alive", {}, 2)
-    if ok then break end
-    if uv.now() > deadline then
-      M.stop(sb)
-      errors.raise("timeout", "rocklet not ready after " .. (opts.startup_timeout or 30) .. "s")
-    end
-    task.sleep(delay)
-    delay = math.min(delay * 2, 0.05)
+  local ok, err = pcall(rocklet.wait_ready, sb.socket, opts.startup_timeout or 30, function()
+    if not sb.exited then return nil end
+    local f = io.open(sb.dir .. "/rocklet.log")
+    local tail = f and f:read("a"):sub(-500) or ""
+    if f then f:close() end
+    return string.format("rocklet exited at once (code %s, signal %s): %s",
+      sb.exited.code, sb.exited.signal, tail)
+  end)
+  if not ok then
+    M.stop(sb)
+    error(err, 0)
   end
   phase("rocklet_ready", "success", "rocklet answers")
 end
@@ -137,10 +104,7 @@ function M.stop(sb)
       uv.kill(sb.pid, "sigkill")
     end
   end
-  if sb.dir and uv.fs_stat(sb.dir) then
-    local ok, err = core.rmtree(sb.dir)
-    if not ok then errors.raise("io_error", err) end
-  end
+  if sb.dir then state.remove_dir(sb.dir) end
 end
 
 return M

@@ -1,0 +1,173 @@
+--- rock.backends.container: a sandbox is a container (docker or podman,
+-- both through the Engine API: rock.engine).
+-- The rocklet binary is bind-mounted read-only at /.rock/rocklet and is the
+-- container's command, so it runs as PID 1: it reaps zombies, ends
+-- everything on SIGTERM, and exits when its idle lease lapses (the
+-- container then stops with no host left). Its unix socket lives in a
+-- per-sandbox host dir (state dir/sandboxes/<id>/run) bind-mounted at
+-- /.rock/run; no port is published and the network is "none" unless asked.
+-- Labels rock.sandbox, rock.owner, rock.expires and rock.dir let `rock gc`
+-- find and reap what a dead host left. Read next: sandbox.lua, gc.lua.
+local core = require "rock.core"
+local errors = require "rock.errors"
+local rocklet = require "rock.rocklet"
+local state = require "rock.state"
+local engine = require "rock.engine"
+local images = require "rock.images"
+
+local M = {}
+
+local IN_ROCKLET = "/.rock/rocklet"
+local IN_RUN = "/.rock/run"
+M.DEFAULT_LEASE = 1800 -- seconds idle before a container ends itself
+
+--- "8g", "512m", "100k" or a number of bytes -> bytes.
+local function parse_bytes(v, field)
+  if v == nil then return nil end
+  if type(v) == "number" then return math.floor(v) end
+  local n, unit = tostring(v):lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
+  if not n then errors.raise("invalid_argument", "sandbox.start: bad " .. field .. " '" .. tostring(v) .. "'") end
+  local mult = ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[unit]
+  return math.floor(tonumber(n) * mult)
+end
+
+local function env_list(env)
+  local out = {}
+  for k, v in pairs(env or {}) do out[#out + 1] = k .. "=" .. tostring(v) end
+  table.sort(out)
+  return out
+end
+
+--- Binds from mounts: a list of "host:container[:ro]" strings or
+--- {source=, target=, read_only=} tables.
+local function binds(mounts)
+  local out = {}
+  for _, m in ipairs(mounts or {}) do
+    if type(m) == "string" then
+      out[#out + 1] = m
+    elseif type(m) == "table" and m.source and m.target then
+      out[#out + 1] = m.source .. ":" .. m.target .. (m.read_only and ":ro" or "")
+    else
+      errors.raise("invalid_argument", "sandbox.start: a mount is 'host:container[:ro]' or {source=, target=}")
+    end
+  end
+  return out
+end
+
+--- The Engine API ContainerConfig for sb.
+function M.config(sb, opts)
+  local lease = opts.auto_clear_seconds or M.DEFAULT_LEASE
+  local me = state.me()
+  local hb = binds(opts.mounts)
+  table.insert(hb, 1, core.rocklet_path() .. ":" .. IN_ROCKLET .. ":ro")
+  table.insert(hb, 2, sb.dir .. "/run:" .. IN_RUN)
+  local host = {
+    Binds = hb,
+    NetworkMode = opts.network or "none",
+    Memory = parse_bytes(opts.memory, "memory"),
+    NanoCpus = opts.cpus and math.floor(opts.cpus * 1e9) or nil,
+    PidsLimit = opts.pids_limit,
+    Init = false,
+  }
+  for k, v in pairs(opts.engine_args or {}) do host[k] = v end
+  return {
+    Image = sb.image,
+    Entrypoint = { IN_ROCKLET },
+    Cmd = { "serve", "--socket", IN_RUN .. "/rocklet.sock", "--dir", IN_RUN .. "/state",
+            "--idle-timeout", tostring(lease) },
+    Env = opts.env and next(opts.env) and env_list(opts.env) or nil,
+    Labels = {
+      ["rock.sandbox"] = sb.id,
+      ["rock.owner"] = state.owner_label(me),
+      ["rock.expires"] = tostring(os.time() + lease),
+      ["rock.dir"] = sb.dir,
+    },
+    HostConfig = host,
+  }
+end
+
+--- Why a container that should be running is not: its state and the
+--- last lines it wrote. nil while it runs.
+local function why_not_running(e, id)
+  local ok, info = pcall(e.container_inspect, e, id)
+  if not ok then return "container is gone: " .. tostring(info) end
+  local st = info.State or {}
+  if st.Running then return nil end
+  local ok2, logs = pcall(e.container_logs, e, id, 20)
+  return string.format("container exited at once (status %s, exit code %s%s): %s",
+    tostring(st.Status), tostring(math.tointeger(st.ExitCode) or st.ExitCode),
+    (st.Error and st.Error ~= "") and (", " .. st.Error) or "",
+    ok2 and logs or "(no logs)")
+end
+
+--- Start: fill sb (id, dir, socket, container) and bring its rocklet up.
+--- phase(name, status, message) records progress. A failed start removes
+--- what it made (container, dir) before raising.
+function M.start(sb, opts, phase)
+  local e = engine.connect(sb.backend)
+  sb.engine = e
+  if type(opts.image) ~= "string" or opts.image == "" then
+    errors.raise("invalid_argument", "sandbox.start: 'image' is required for the " .. sb.backend .. " backend")
+  end
+  sb.image = opts.image
+  sb.id = opts.sandbox_id or state.new_id()
+  sb.dir = state.sandboxes_dir() .. "/" .. sb.id
+  sb.socket = sb.dir .. "/run/rocklet.sock"
+  if #sb.socket >= 108 then
+    errors.raise("invalid_argument", "state dir path too long for a unix socket: " .. sb.socket)
+  end
+  if require("luv").fs_stat(sb.dir) then
+    errors.raise("invalid_argument", "sandbox " .. sb.id .. " already exists")
+  end
+
+  phase("image_pull", "running", "ensuring " .. sb.image)
+  local how = images.ensure(sb.image, { pull = opts.pull or "missing", engine = e })
+  phase("image_pull", "success", how)
+
+  local ok, err = pcall(function()
+    phase("container_create", "running", "creating container")
+    state.mkdir_p(sb.dir .. "/run")
+    local config = M.config(sb, opts)
+    sb.container = e:container_create("rock-" .. sb.id, config)
+    state.write_record(sb.dir, {
+      id = sb.id, backend = sb.backend, container = sb.container, image = sb.image,
+      socket = sb.socket, owner = config.Labels["rock.owner"], engine_socket = e.socket,
+      created = sb.create_time, auto_clear_seconds = opts.auto_clear_seconds or M.DEFAULT_LEASE,
+    })
+    phase("container_create", "success", "container " .. sb.container:sub(1, 12))
+
+    phase("container_start", "running", "starting container")
+    e:container_start(sb.container)
+    phase("container_start", "success", "started")
+
+    phase("rocklet_ready", "running", "waiting for " .. sb.socket)
+    rocklet.wait_ready(sb.socket, opts.startup_timeout or 60, function()
+      return why_not_running(e, sb.container)
+    end)
+    phase("rocklet_ready", "success", "rocklet answers")
+  end)
+  if not ok then
+    pcall(M.stop, sb)
+    error(err, 0)
+  end
+end
+
+--- Keep: mark the record so gc spares the container while it runs.
+function M.keep(sb)
+  local rec = state.read_record(sb.dir) or {}
+  rec.kept = true
+  state.write_record(sb.dir, rec)
+end
+
+--- Stop: the container is removed by force (its PID 1, the rocklet, is
+--- killed and the kernel ends every process of the container with it),
+--- then the socket dir goes. Safe to call twice.
+function M.stop(sb)
+  if sb.container then
+    sb.engine:container_remove(sb.container, true)
+    sb.container = nil
+  end
+  if sb.dir then state.remove_dir(sb.dir) end
+end
+
+return M

@@ -1,0 +1,48 @@
+--- rock.cli: the `rock gc` and `rock ps` commands (c/cli/main.c runs them
+-- as the main task with arg = {"gc"|"ps", flags...}).
+local cjson = require "cjson"
+local gc = require "rock.gc"
+
+local M = {}
+
+local function fmt_secs(s)
+  if not s then return "-" end
+  s = math.floor(s)
+  if s < 120 then return s .. "s" end
+  if s < 7200 then return math.floor(s / 60) .. "m" end
+  return math.floor(s / 3600) .. "h"
+end
+
+function M.gc()
+  local report = gc.run()
+  for _, r in ipairs(report.removed) do
+    print(string.format("removed %s (%s): %s", r.id, r.backend, r.why))
+  end
+  for _, e in ipairs(report.errors) do io.stderr:write("rock gc: ", e, "\n") end
+  print(string.format("gc: %d removed, %d error(s)", #report.removed, #report.errors))
+  if #report.errors > 0 then error("gc: some sandboxes could not be removed", 0) end
+end
+
+function M.ps(json)
+  local rows = gc.ps()
+  if json then
+    for _, r in ipairs(rows) do print(cjson.encode(r)) end
+    return
+  end
+  print(string.format("%-16s %-7s %-12s %-28s %-6s %-6s %s", "SANDBOX", "BACKEND", "STATE",
+    "OWNER", "AGE", "LEASE", "IMAGE"))
+  for _, r in ipairs(rows) do
+    print(string.format("%-16s %-7s %-12s %-28s %-6s %-6s %s", r.id, r.backend, r.state or "?",
+      (r.owner or "?") .. (r.owner_alive and "" or " (dead)"), fmt_secs(r.age),
+      fmt_secs(r.lease_left), r.image or ""))
+  end
+end
+
+function M.main(arg)
+  local cmd = arg[1]
+  if cmd == "gc" then return M.gc() end
+  if cmd == "ps" then return M.ps(arg[2] == "--json") end
+  error("rock: unknown command " .. tostring(cmd), 0)
+end
+
+return M

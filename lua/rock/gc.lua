@@ -1,0 +1,161 @@
+--- rock.gc: reap what dead hosts left, and list what is alive.
+-- A sandbox is garbage when its owner process is dead (the pid is gone or
+-- now belongs to another process: the start time differs) or when its
+-- container is no longer running (its idle lease lapsed, or it crashed).
+-- gc removes its container, its socket dir and, for local sandboxes, kills
+-- its rocklet's process group. A sandbox kept for debugging
+-- (sb:keep(), teardown's keep_on_failure) is spared until its lease ends
+-- its container. It runs from `rock gc` and once per host
+-- process before its first sandbox starts (gc.once). Sandboxes owned by
+-- live processes are never touched.
+local uv = require "luv"
+local core = require "rock.core"
+local errors = require "rock.errors"
+local state = require "rock.state"
+local engine = require "rock.engine"
+local rocklet = require "rock.rocklet"
+
+local M = {}
+
+--- The engines that answer now: list of rock.engine clients.
+local function engines()
+  local out = {}
+  for _, kind in ipairs({ "docker", "podman" }) do
+    local e = engine.connect(kind)
+    if uv.fs_stat(e.socket) and e:ping(2) then out[#out + 1] = e end
+  end
+  return out
+end
+
+local function kill_local(rec)
+  -- only the rocklet we started: same pid and same start time
+  if rec.pid and rec.pid_start and core.proc_start_time(rec.pid) == rec.pid_start then
+    uv.kill(-rec.pid, "sigkill")
+    uv.kill(rec.pid, "sigkill")
+  end
+end
+
+--- Reap garbage. Returns {removed = {{id=, backend=, why=}, ...}, errors = {...}}.
+function M.run()
+  local report = { removed = {}, errors = {} }
+  local seen = {}
+  local function removed(id, backend, why)
+    report.removed[#report.removed + 1] = { id = id, backend = backend, why = why }
+  end
+  -- containers, by label, in every engine that answers
+  for _, e in ipairs(engines()) do
+    local ok, list = pcall(e.container_list, e, "rock.sandbox")
+    if not ok then report.errors[#report.errors + 1] = tostring(list); list = {} end
+    for _, c in ipairs(list) do
+      local labels = c.Labels or {}
+      local id = labels["rock.sandbox"]
+      local owner = state.parse_owner(labels["rock.owner"])
+      local rec = labels["rock.dir"] and state.read_record(labels["rock.dir"]) or {}
+      local why
+      if c.State ~= "running" then why = "container " .. tostring(c.State)
+      elseif not state.owner_alive(owner) and not rec.kept then why = "owner dead" end
+      if why then
+        local ok2, err = pcall(e.container_remove, e, c.Id, true)
+        if ok2 then
+          local dir = labels["rock.dir"]
+          if dir and dir:match("/sandboxes/" .. id:gsub("%p", "%%%0") .. "$") then
+            pcall(state.remove_dir, dir)
+          end
+          removed(id, e.kind, why)
+        else
+          report.errors[#report.errors + 1] = tostring(err)
+        end
+      end
+      seen[id] = true
+    end
+  end
+  -- sandbox dirs of this state dir
+  local kinds = {}
+  for _, e in ipairs(engines()) do kinds[e.kind] = true end
+  for _, s in ipairs(state.list()) do
+    local rec = s.record
+    local why
+    if not rec then
+      -- a start in progress writes its record right after making the
+      -- dir; only a dir older than a minute without one is garbage
+      local st = uv.fs_stat(s.dir)
+      if st and os.time() - st.mtime.sec > 60 then why = "no record" end
+    elseif not state.owner_alive(state.parse_owner(rec.owner)) and not rec.kept then
+      why = "owner dead"
+    elseif rec.backend == "local" then
+      if not (rec.pid and core.proc_start_time(rec.pid) == rec.pid_start) then why = "rocklet gone" end
+    elseif kinds[rec.backend] and not seen[s.id] then
+      -- maybe created after the listing above: ask for it by id
+      local e = engine.connect(rec.backend)
+      local ok, err = pcall(e.container_inspect, e, rec.container or "-")
+      if not ok and (errors.is(err, "not_found") or errors.is(err, "invalid_argument")) then
+        why = "container gone"
+      end
+    end
+    if why then
+      if rec and rec.backend == "local" then kill_local(rec) end
+      local ok, err = pcall(state.remove_dir, s.dir)
+      if ok then removed(s.id, rec and rec.backend or "?", why)
+      else report.errors[#report.errors + 1] = tostring(err) end
+    end
+  end
+  return report
+end
+
+local done_once = false
+--- gc once per process (sandbox.start calls it before the first start).
+--- Set ROCK_NO_GC=1 to skip it.
+function M.once()
+  if done_once then return end
+  done_once = true
+  if os.getenv("ROCK_NO_GC") == "1" then return end
+  local ok, report = pcall(M.run)
+  if ok and #report.removed > 0 then
+    io.stderr:write(string.format("rock: gc removed %d sandbox(es) left by dead hosts\n", #report.removed))
+  end
+end
+
+--- Live sandboxes: list of {id=, backend=, owner=, owner_alive=, age=,
+--- lease_left=, state=}; lease_left asks the rocklet without renewing it.
+function M.ps()
+  local out, by_id = {}, {}
+  for _, s in ipairs(state.list()) do
+    local rec = s.record or {}
+    local owner = state.parse_owner(rec.owner)
+    local row = {
+      id = s.id, backend = rec.backend or "?", owner = rec.owner,
+      owner_alive = state.owner_alive(owner),
+      age = rec.created and (os.time() - rec.created) or nil,
+      image = rec.image, state = "?",
+    }
+    local ok, r = pcall(rocklet.call, rec.socket or (s.dir .. "/rocklet.sock"), "/lease", {}, 2)
+    if ok then
+      row.state, row.lease_left = "running", r.lease_left
+    else
+      row.state = "unreachable"
+    end
+    out[#out + 1] = row
+    by_id[s.id] = row
+  end
+  for _, e in ipairs(engines()) do
+    local ok, list = pcall(e.container_list, e, "rock.sandbox")
+    for _, c in ipairs(ok and list or {}) do
+      local labels = c.Labels or {}
+      local id = labels["rock.sandbox"]
+      local row = by_id[id]
+      if not row then -- another state dir's
+        local owner = state.parse_owner(labels["rock.owner"])
+        row = { id = id, backend = e.kind, owner = labels["rock.owner"],
+                owner_alive = state.owner_alive(owner), image = c.Image,
+                age = c.Created and (os.time() - c.Created) or nil }
+        out[#out + 1] = row
+      end
+      row.state = c.State
+      row.container = c.Id:sub(1, 12)
+    end
+  end
+  table.sort(out, function(a, b) return (a.age or 0) < (b.age or 0) end)
+  return out
+end
+
+return M
