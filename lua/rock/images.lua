@@ -12,7 +12,8 @@
 --   cache_dir  ROCK_IMAGE_CACHE   default <state dir>/images
 --   budget     ROCK_IMAGE_BUDGET  bytes ("200g" too) for images + tars; none by default
 --   pull_retries 3, pull_backoff 2 (s, doubling), pulls_per_minute 30,
---   max_pulls 2 (at once); pulls_per_minute also from ROCK_PULLS_PER_MINUTE
+--   max_pulls 2 (at once); pulls_per_minute also from ROCK_PULLS_PER_MINUTE;
+--   keep: images never evicted
 local core = require "rock.core"
 local task = require "rock.task"
 local errors = require "rock.errors"
@@ -23,7 +24,7 @@ local uv = require "luv"
 local M = {}
 
 local function bytes(v)
-  if v == nil or v == "" then return nil end
+  if v == nil or v == false or v == "" then return nil end
   if type(v) == "number" then return v end
   local n, unit = tostring(v):lower():match("^%s*([%d%.]+)%s*([kmgt]?)")
   if not n then errors.raise("invalid_argument", "images: bad size '" .. tostring(v) .. "'") end
@@ -39,6 +40,7 @@ local function cfg()
       pull_retries = 3, pull_backoff = 2,
       pulls_per_minute = tonumber(os.getenv("ROCK_PULLS_PER_MINUTE") or "") or 30,
       max_pulls = 2,
+      keep = {}, -- images never evicted (base images shared by many tasks)
     }
     if not settings.cache_dir or settings.cache_dir == "" then
       settings.cache_dir = state.dir() .. "/images"
@@ -210,8 +212,12 @@ function M.evict(opts)
   local budget = bytes(opts.budget) or c.budget
   if not budget then return {} end
   local e = engine_of(opts)
+  local keep = {}
+  for _, list in ipairs({ c.keep, opts.keep or {} }) do
+    for _, name in ipairs(list) do keep[#keep + 1] = name end
+  end
   local evicted = {}
-  for _, image in ipairs(core.images_plan(c.cache_dir, budget, opts.keep)) do
+  for _, image in ipairs(core.images_plan(c.cache_dir, budget, keep)) do
     local ok = pcall(M.remove, image, { engine = e })
     if ok then evicted[#evicted + 1] = image end
   end

@@ -77,6 +77,26 @@ function T.scratch(sb)
   return "/tmp/rock-scratch"
 end
 
+--- Run a shell command; returns its output (stdout and stderr) and
+--- whether it exited 0.
+function T.sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("a")
+  local ok = p:close()
+  return out, ok == true
+end
+
+--- The rock executable running this test.
+function T.rock_exe()
+  return (T.sh("readlink /proc/" .. rock.core.getpid() .. "/exe"):gsub("%s+$", ""))
+end
+
+--- A name for an image this test makes: rock-test-tmp/<tag>-<what>:1
+--- (tests/lua/run.sh fails the test if one is left behind).
+function T.tmp_image(what)
+  return string.format("rock-test-tmp/%s-%s:1", os.getenv("ROCK_TEST_TAG") or "t", what)
+end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   if T.failed > 0 then os.exit(1) end

@@ -1,0 +1,131 @@
+-- test_engine_gc.lua: nothing outlives a dead host. A host killed with -9
+-- leaves containers, socket dirs and local sandboxes; `rock gc` removes
+-- them all. A container whose lease lapses ends itself with no host alive.
+-- Live owners' sandboxes are never touched. `rock ps` lists them.
+local rock = require "rock"
+local cjson = require "cjson"
+local state = require "rock.state"
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+
+local IMAGE = "rock-test/debian:12"
+local ROCK = T.rock_exe()
+local docker = rock.engine.connect("docker")
+
+--- Start a host running code (which prints lines and then sleeps), call
+--- fn(pid, lines) with the lines it printed before "READY"; the host is
+--- killed with -9 (if fn did not) and reaped whatever fn does.
+local function with_host(code, fn)
+  local path = state.dir() .. "/host-" .. tostring(rock.uv.hrtime()) .. ".lua"
+  local f = assert(io.open(path, "w"))
+  f:write("local rock = require 'rock'\nprint(rock.core.getpid())\n", code,
+    "\nprint('READY')\nio.stdout:flush()\nrock.sleep(600)\n")
+  f:close()
+  local p = assert(io.popen(ROCK .. " " .. path))
+  local pid = tonumber(p:read("l"))
+  local lines = {}
+  for line in p:lines() do
+    if line == "READY" then break end
+    lines[#lines + 1] = line
+  end
+  local ok, err = pcall(fn, pid, lines)
+  rock.uv.kill(pid, "sigkill")
+  p:close()
+  os.remove(path)
+  if not ok then error(err, 0) end
+end
+
+local function gone(pid)
+  local f = io.open("/proc/" .. pid .. "/stat")
+  if not f then return true end
+  local st = f:read("a"):match("^%d+ %b() (%a)")
+  f:close()
+  return st == "Z"
+end
+
+local function wait_until(what, pred, seconds)
+  for _ = 1, seconds * 20 do
+    if pred() then return end
+    rock.sleep(0.05)
+  end
+  error("timed out waiting until " .. what)
+end
+
+T.test("kill -9 of a host with 5 live sandboxes, then rock gc: nothing left", function()
+  local procs, containers, ids = {}, {}, {}
+  with_host([[
+    for i = 1, 5 do
+      local sb = rock.sandbox.start{ backend = i <= 3 and "docker" or "local", image = i <= 3 and "]] .. IMAGE .. [[" or nil }
+      sb:create_session{ session = "s" }
+      sb:run_in_session{ session = "s", command = "sleep 300 &" }
+      print(sb.backend, sb.id, sb.container or sb.pid)
+    end]], function(pid, lines)
+  T.eq(#lines, 5, "sandboxes started: " .. table.concat(lines, "\n"))
+  for _, line in ipairs(lines) do
+    local backend, id, ref = line:match("^(%S+)\t(%S+)\t(%S+)$")
+    ids[#ids + 1] = id
+    local top = math.tointeger(backend == "docker" and docker:container_inspect(ref).State.Pid
+      or tonumber(ref))
+    if backend == "docker" then containers[#containers + 1] = ref end
+    procs[#procs + 1] = top
+    for _, kid in ipairs(T.children(top)) do procs[#procs + 1] = kid end -- bash sessions
+  end
+  T.ok(#procs >= 10, "rocklets and bashes found: " .. #procs)
+  rock.uv.kill(pid, "sigkill")
+  wait_until("the host is gone", function() return gone(pid) end, 5)
+  end)
+  local out, ok = T.sh(ROCK .. " gc")
+  T.ok(ok, out)
+  T.match(out, "gc: %d+ removed, 0 error")
+  for _, c in ipairs(containers) do T.raises("not_found", docker.container_inspect, docker, c) end
+  for _, id in ipairs(ids) do
+    T.ok(not rock.uv.fs_stat(state.sandboxes_dir() .. "/" .. id), "dir of " .. id .. " removed")
+  end
+  wait_until("every rocklet and bash is gone", function()
+    for _, p in ipairs(procs) do if not gone(p) then return false end end
+    return true
+  end, 10)
+end)
+
+T.test("a lapsed lease ends the container with no host alive; gc removes it", function()
+  local id, container
+  with_host([[
+    local sb = rock.sandbox.start{ backend = "docker", image = "]] .. IMAGE .. [[", auto_clear_seconds = 2 }
+    print(sb.id, sb.container)]], function(pid, lines)
+    id, container = lines[1]:match("^(%S+)\t(%S+)$")
+  end)
+  T.eq(docker:container_inspect(container).State.Running, true)
+  wait_until("the container stops by itself", function()
+    return not docker:container_inspect(container).State.Running
+  end, 15)
+  local report = rock.gc.run()
+  T.ok(#report.removed >= 1, "gc removed it")
+  T.raises("not_found", docker.container_inspect, docker, container)
+  T.ok(not rock.uv.fs_stat(state.sandboxes_dir() .. "/" .. id), "socket dir removed")
+end)
+
+T.test("gc leaves the sandboxes of live owners; ps lists them with their lease", function()
+  local a = rock.sandbox.start{ backend = "docker", image = IMAGE, auto_clear_seconds = 300 }
+  local b = rock.sandbox.start{ backend = "local" }
+  local report = rock.gc.run()
+  T.eq(#report.removed, 0)
+  T.ok(a:is_alive() and b:is_alive(), "both alive")
+  local out, ok = T.sh(ROCK .. " ps --json")
+  T.ok(ok, out)
+  local rows = {}
+  for line in out:gmatch("[^\n]+") do
+    local r = cjson.decode(line)
+    rows[r.id] = r
+  end
+  T.ok(rows[a.id] and rows[b.id], "both listed: " .. out)
+  T.eq(rows[a.id].backend, "docker")
+  T.eq(rows[a.id].state, "running")
+  T.eq(rows[a.id].owner_alive, true)
+  T.ok(rows[a.id].lease_left > 250 and rows[a.id].lease_left <= 300, "lease left " .. tostring(rows[a.id].lease_left))
+  T.eq(rows[b.id].backend, "local")
+  local human = T.sh(ROCK .. " ps")
+  T.ok(human:find(a.id, 1, true) and human:find(b.id, 1, true), "human listing: " .. human)
+  a:stop()
+  b:stop()
+end)
+
+T.done()

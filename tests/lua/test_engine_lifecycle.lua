@@ -1,0 +1,143 @@
+-- test_engine_lifecycle.lua: container sandboxes on docker and on podman
+-- (through podman's Docker-compatible service): phases, limits, failures
+-- reported with their reason, nothing left after a failed start.
+local rock = require "rock"
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+
+local IMAGE = "rock-test/debian:12"
+-- engine_args replacing the Binds: the rocklet is there, its socket dir is
+-- not, so it exits at once ("cannot listen")
+local NO_SOCKET_DIR = { Binds = { rock.core.rocklet_path() .. ":/.rock/rocklet:ro" } }
+
+--- Containers of this test's state dir in engine e.
+local function our_containers(e)
+  local n = 0
+  for _, c in ipairs(e:container_list("rock.sandbox")) do
+    if (c.Labels["rock.dir"] or ""):find(require("rock.state").dir(), 1, true) then n = n + 1 end
+  end
+  return n
+end
+
+local function nothing_left(e)
+  T.eq(our_containers(e), 0, "containers left")
+  T.eq(#require("rock.state").list(), 0, "sandbox dirs left")
+end
+
+for _, kind in ipairs({ "docker", "podman" }) do
+  local e = rock.engine.connect(kind)
+
+  T.test(kind .. ": start, phases, status, stop", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE }
+    local st = sb:get_status()
+    T.eq(st.state, "running")
+    T.eq(st.is_alive, true)
+    for _, name in ipairs({ "image_pull", "container_create", "container_start", "rocklet_ready" }) do
+      local p = st.phases[name]
+      T.eq(p.status, "success", name)
+      T.ok(p.started_at and p.completed_at and p.completed_at >= p.started_at, name .. " timestamps")
+    end
+    local info = e:container_inspect(sb.container)
+    T.eq(info.HostConfig.NetworkMode, "none")
+    local ports = info.HostConfig.PortBindings
+    T.ok(type(ports) ~= "table" or next(ports) == nil, "no port published")
+    T.eq(info.Config.Labels["rock.sandbox"], sb.id)
+    T.match(info.Config.Labels["rock.owner"], ":" .. rock.core.getpid() .. ":")
+    T.match(info.Config.Labels["rock.expires"], "^%d+$")
+    -- only the loopback interface inside
+    local dev = sb:execute{ command = { "cat", "/proc/net/dev" } }.stdout
+    T.ok(not dev:find("eth0"), "no eth0: " .. dev)
+    local id, container = sb.id, sb.container
+    sb:stop()
+    T.eq(sb:get_status().state, "stopped")
+    T.raises("not_found", e.container_inspect, e, container)
+    T.ok(not rock.uv.fs_stat(require("rock.state").sandboxes_dir() .. "/" .. id), "dir removed")
+    sb:stop() -- twice is fine
+  end)
+
+  T.test(kind .. ": memory, cpu and pids limits are visible inside", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE, memory = "256m",
+      cpus = 0.5, pids_limit = 64, env = { GREETING = "hi" } }
+    local r = sb:execute{ command = "cat /sys/fs/cgroup/memory.max 2>/dev/null || " ..
+      "cat /sys/fs/cgroup/memory/memory.limit_in_bytes; " ..
+      "cat /sys/fs/cgroup/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids/pids.max; " ..
+      "cat /sys/fs/cgroup/cpu.max 2>/dev/null || cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us; echo $GREETING" }
+    local lines = {}
+    for l in r.stdout:gmatch("[^\n]+") do lines[#lines + 1] = l end
+    T.eq(lines[1], tostring(256 * 1024 * 1024), "memory limit")
+    T.eq(lines[2], "64", "pids limit")
+    T.match(lines[3], "^50000", "cpu quota for 0.5 cpu")
+    T.eq(lines[4], "hi", "env")
+    -- the pids limit holds: forking stops short of 64 processes
+    local forks = sb:execute{ timeout = 30, command = { "python3", "-c",
+      "import os, time\nn = 0\ntry:\n  while n < 200:\n    if os.fork() == 0:\n" ..
+      "      time.sleep(3); os._exit(0)\n    n += 1\nexcept OSError:\n  pass\nprint(n)" } }
+    local n = tonumber(forks.stdout)
+    T.ok(n and n > 0 and n < 64, "forks before the pids limit: " .. forks.stdout .. forks.stderr)
+    sb:stop()
+  end)
+
+  T.test(kind .. ": a container whose command dies at once fails with its reason", function()
+    local err = T.raises("sandbox_start_failed", rock.sandbox.start, {
+      backend = kind, image = IMAGE, startup_timeout = 20,
+      engine_args = NO_SOCKET_DIR,
+    })
+    T.match(err.message, "exited at once")
+    T.match(err.message, "cannot listen")
+    T.eq(err.phases.container_start.status, "success")
+    T.eq(err.phases.rocklet_ready.status, "failed")
+    nothing_left(e)
+  end)
+
+  T.test(kind .. ": a missing image fails image_pull with image_not_found", function()
+    local err = T.raises("image_not_found", rock.sandbox.start, {
+      backend = kind, image = T.tmp_image("missing"), pull = "never" })
+    T.eq(err.phases.image_pull.status, "failed")
+    T.eq(err.phases.container_create.status, "waiting")
+    nothing_left(e)
+  end)
+
+  T.test(kind .. ": busybox without bash: the rocklet runs, sessions say why", function()
+    local sb = rock.sandbox.start{ backend = kind, image = "rock-test/busybox:1" }
+    local err = T.raises("bash_not_found", sb.create_session, sb, { session = "s" })
+    T.match(err.message, "no bash")
+    T.eq(sb:execute{ command = { "sh", "-c", "echo from busybox" } }.stdout, "from busybox\n")
+    sb:stop()
+  end)
+
+  T.test(kind .. ": start_retry_times retries, and says so", function()
+    local err = T.raises("sandbox_start_failed", rock.sandbox.start, {
+      backend = kind, image = IMAGE, start_retry_times = 1,
+      engine_args = NO_SOCKET_DIR })
+    T.eq(#err.attempts, 2)
+    nothing_left(e)
+  end)
+end
+
+T.test("bad options raise invalid_argument", function()
+  T.raises("invalid_argument", rock.sandbox.start, { backend = "docker" })
+  T.raises("invalid_argument", rock.sandbox.start, { backend = "docker", image = IMAGE, memory = "lots" })
+  T.raises("invalid_argument", rock.sandbox.start, { backend = "docker", image = IMAGE, mounts = { 5 } })
+  T.raises("invalid_argument", rock.sandbox.start, { backend = "nope" })
+end)
+
+T.test("an unreachable engine is reported clearly", function()
+  local out, ok = T.sh("DOCKER_HOST=unix:///nonexistent/docker.sock " .. T.rock_exe() ..
+    " -e 'local ok, e = pcall(require(\"rock\").sandbox.start, {backend=\"docker\", image=\"x\"})" ..
+    " print(e.code, e.phases.image_pull.status, e.message)'")
+  T.ok(ok, out)
+  T.match(out, "^engine_unavailable\tfailed\tcannot reach the docker engine at /nonexistent/docker.sock")
+end)
+
+T.test("mounts, and the auto backend picks an engine when an image is given", function()
+  local dir = require("rock.state").dir() .. "/shared"
+  require("rock.state").mkdir_p(dir)
+  local f = assert(io.open(dir .. "/hello.txt", "w")); f:write("from the host"); f:close()
+  local sb = rock.sandbox.start{ image = IMAGE, mounts = { dir .. ":/mnt/shared:ro" } }
+  T.eq(sb.backend, "docker")
+  T.eq(sb:read_file{ path = "/mnt/shared/hello.txt" }.content, "from the host")
+  T.eq(sb:execute{ command = "touch /mnt/shared/x" }.exit_code, 1, "read-only mount")
+  sb:stop()
+  os.remove(dir .. "/hello.txt"); os.remove(dir)
+end)
+
+T.done()
