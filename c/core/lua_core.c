@@ -55,6 +55,9 @@ void lrock_push_error(lua_State *L, rock_err e, const char *message,
     lua_pushstring(L, op);
     lua_setfield(L, -2, "op");
   }
+  /* rock.errors' metatable (tostring, errors.is), once that module loaded */
+  if (luaL_getmetatable(L, "rock.error") == LUA_TTABLE) lua_setmetatable(L, -2);
+  else lua_pop(L, 1);
 }
 
 static int traceback(lua_State *L) {

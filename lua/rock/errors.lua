@@ -10,6 +10,9 @@ local mt = {
   end,
 }
 M.mt = mt
+-- C builds error tables too (lrock_push_error): it gives them this
+-- metatable, found in the registry under "rock.error"
+debug.getregistry()["rock.error"] = mt
 
 --- Make an error value.
 ---@param code string stable code, e.g. "timeout"

@@ -45,6 +45,7 @@ local function cfg()
     if not settings.cache_dir or settings.cache_dir == "" then
       settings.cache_dir = state.dir() .. "/images"
     end
+    state.mkdir_p(settings.cache_dir)
   end
   return settings
 end
@@ -53,6 +54,7 @@ end
 function M.configure(t)
   local c = cfg()
   for k, v in pairs(t or {}) do c[k] = (k == "budget") and bytes(v) or v end
+  state.mkdir_p(c.cache_dir)
   return c
 end
 

@@ -94,6 +94,7 @@ local function start_once(backend, opts)
       end
     end
     sb:_transition("stopped", "start_failed")
+    if type(err) == "table" and err.code and not errors.is(err) then err = errors.wrap(err) end
     if not errors.is(err) then err = errors.new("sandbox_start_failed", tostring(err)) end
     err.phases, err.sandbox_id = sb.phases, sb.id
     return nil, err

@@ -98,6 +98,7 @@ T.test("a lapsed lease ends the container with no host alive; gc removes it", fu
     return not docker:container_inspect(container).State.Running
   end, 15)
   local report = rock.gc.run()
+  T.eq(#report.errors, 0, "gc errors: " .. table.concat(report.errors, "; "))
   T.ok(#report.removed >= 1, "gc removed it")
   T.raises("not_found", docker.container_inspect, docker, container)
   T.ok(not rock.uv.fs_stat(state.sandboxes_dir() .. "/" .. id), "socket dir removed")

@@ -1,0 +1,112 @@
+-- start.lua: sandbox start latency on docker, rock against the raw Engine
+-- API floor, in one run.   rock start.lua N IMAGE  -> a report on stdout
+--   floor:  container create + start of IMAGE through the Engine API, with
+--           the same binds and limits rock uses, no waiting on anything
+--   rock:   rock.sandbox.start to rocklet ready (create, start, the rocklet
+--           answering on its socket)
+--   fleet:  20 sandboxes started with concurrency 1, 4 and 8
+--   round trip: run_in_session("true") in a container and on local
+local rock = require "rock"
+local engine = require "rock.engine"
+local container = require "rock.backends.container"
+local state = require "rock.state"
+
+local n = tonumber(arg[1]) or 20
+local image = arg[2] or "rock-test/debian:12"
+local hr = rock.uv.hrtime
+local e = engine.connect("docker")
+
+local function stats(xs)
+  local s = {}
+  for i, v in ipairs(xs) do s[i] = v end
+  table.sort(s)
+  local sum = 0
+  for _, v in ipairs(s) do sum = sum + v end
+  return { mean = sum / #s, p50 = s[(#s + 1) // 2], p95 = s[math.max(1, math.ceil(#s * 0.95))] }
+end
+
+local function line(name, st, extra)
+  print(string.format("%-46s p50 %8.1f  p95 %8.1f  mean %8.1f%s", name, st.p50, st.p95, st.mean, extra or ""))
+end
+
+-- warm everything once (image cache in the page cache, gc.once, detect)
+rock.sandbox.start{ backend = "docker", image = image }:stop()
+
+-- the floor: the same ContainerConfig rock sends, create + start only
+local floor = {}
+for i = 1, n do
+  local fake = { id = state.new_id(), image = image }
+  fake.dir = state.sandboxes_dir() .. "/" .. fake.id
+  state.mkdir_p(fake.dir .. "/run")
+  local config = container.config(fake, {})
+  config.Entrypoint, config.Cmd = { "/.rock/rocklet" }, { "--version" }
+  local t = hr()
+  local id = e:container_create(nil, config)
+  e:container_start(id)
+  floor[i] = (hr() - t) / 1e6
+  e:container_remove(id, true)
+  state.remove_dir(fake.dir)
+end
+
+local single = {}
+for i = 1, n do
+  local t = hr()
+  local sb = rock.sandbox.start{ backend = "docker", image = image }
+  single[i] = (hr() - t) / 1e6
+  sb:stop()
+end
+
+local cli = {}
+for i = 1, math.min(n, 10) do
+  local t = hr()
+  assert(os.execute("docker run --rm --network none " .. image .. " true >/dev/null"))
+  cli[i] = (hr() - t) / 1e6
+end
+
+local fs, ss = stats(floor), stats(single)
+print(string.format("sandbox start on docker, %s, milliseconds (n=%d)", image, n))
+line("Engine API create+start (floor)", fs)
+line("rock.sandbox.start to rocklet ready", ss)
+line("docker run --rm image true (CLI)", stats(cli))
+print(string.format("rock start p50 is %.2fx the floor (target <= 1.3x)\n", ss.p50 / fs.p50))
+
+for _, conc in ipairs({ 1, 4, 8 }) do
+  local lat, sbs = {}, {}
+  local sem = rock.semaphore(conc)
+  local t0 = hr()
+  local tasks = {}
+  for i = 1, 20 do
+    tasks[i] = rock.spawn(function()
+      sem:with(function()
+        local t = hr()
+        sbs[i] = rock.sandbox.start{ backend = "docker", image = image }
+        lat[i] = (hr() - t) / 1e6
+      end)
+    end)
+  end
+  rock.wait(tasks)
+  local wall = (hr() - t0) / 1e6
+  line(string.format("fleet of 20, concurrency %d", conc), stats(lat), string.format("  wall %7.0f", wall))
+  local stops = {}
+  for i = 1, 20 do stops[i] = rock.spawn(function() sbs[i]:stop() end) end
+  rock.wait(stops)
+end
+
+local function roundtrip(sb, count)
+  sb:create_session{ session = "b" }
+  for _ = 1, 100 do sb:run_in_session{ session = "b", command = "true" } end
+  local lat = {}
+  for i = 1, count do
+    local t = hr()
+    sb:run_in_session{ session = "b", command = "true" }
+    lat[i] = (hr() - t) / 1e3
+  end
+  sb:stop()
+  return stats(lat)
+end
+local rl = roundtrip(rock.sandbox.start{ backend = "local" }, 2000)
+local rd = roundtrip(rock.sandbox.start{ backend = "docker", image = image }, 2000)
+print("\ncommand round trip, run_in_session(\"true\"), microseconds (n=2000)")
+line("local backend", rl)
+line("docker container", rd)
+print(string.format("container round trip p50 is %.2fx the local one (target <= 1.5x)", rd.p50 / rl.p50))
