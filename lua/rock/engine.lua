@@ -194,10 +194,16 @@ end
 
 --- Remove a container (force: kill it first if running). A container
 --- already gone counts as removed.
+--- A conflict (the engine busy with the container, e.g. still tearing
+--- down a process that just exited) is retried a few times.
 function Engine:container_remove(id, force)
-  local ok, err = pcall(self.call, self, "container_remove",
-    { id = id, force = force and "true" or "false", v = "true" })
-  if not ok and not errors.is(err, "not_found") then error(err, 0) end
+  for attempt = 1, 5 do
+    local ok, err = pcall(self.call, self, "container_remove",
+      { id = id, force = force and "true" or "false", v = "true" })
+    if ok or errors.is(err, "not_found") then return end
+    if not errors.is(err, "conflict") or attempt == 5 then error(err, 0) end
+    task.sleep(0.1 * attempt)
+  end
 end
 
 --- Containers (running or not) carrying label (a "key" or "key=value").
