@@ -39,6 +39,7 @@ local function cfg()
       budget = bytes(os.getenv("ROCK_IMAGE_BUDGET")),
       pull_retries = 3, pull_backoff = 2,
       pulls_per_minute = tonumber(os.getenv("ROCK_PULLS_PER_MINUTE") or "") or 30,
+      pull_rate_window = 60, -- seconds: "a minute", shorter in tests
       max_pulls = 2,
       keep = {}, -- images never evicted (base images shared by many tasks)
     }
@@ -94,16 +95,18 @@ local function engine_size(e, image)
 end
 
 -- Pulls are limited per process: at most max_pulls at once and
--- pulls_per_minute started in any minute (registries rate-limit).
+-- pulls_per_minute started in any minute (registries rate-limit); a pull
+-- that would exceed it waits.
 local pull_sem
 local pull_starts = {}
 local function pull_slot()
   local c = cfg()
+  local window = c.pull_rate_window * 1000
   while true do
     local now = uv.now()
-    while pull_starts[1] and now - pull_starts[1] > 60000 do table.remove(pull_starts, 1) end
+    while pull_starts[1] and now - pull_starts[1] >= window do table.remove(pull_starts, 1) end
     if #pull_starts < c.pulls_per_minute then break end
-    task.sleep((60000 - (now - pull_starts[1])) / 1000 + 0.01)
+    task.sleep((window - (now - pull_starts[1])) / 1000 + 0.001)
   end
   pull_starts[#pull_starts + 1] = uv.now()
 end
@@ -117,7 +120,7 @@ local function pull(e, image, opts)
       pull_slot()
       tries = attempt
       local ok, err = pcall(e.image_pull, e, image, opts.on_progress)
-      if ok then return end
+      if ok then return tries end
       last = err
       if errors.is(err, "image_not_found") or errors.is(err, "engine_unavailable") then
         break -- retrying will not help
@@ -135,7 +138,8 @@ end
 --- Make image present in the engine. opts: pull ("missing" default,
 --- "always", "never"), engine (a rock.engine; default: the one that
 --- answers), on_progress (pull progress). Returns how: "present",
---- "loaded from cache" or "pulled". Raises image_not_found when it can't.
+--- "loaded from cache" or "pulled", and for a pull the attempts it took.
+--- Raises image_not_found when it can't.
 function M.ensure(image, opts)
   opts = opts or {}
   if type(image) ~= "string" or image == "" then
@@ -147,7 +151,7 @@ function M.ensure(image, opts)
   end
   local e = engine_of(opts)
   local c = cfg()
-  local how
+  local how, attempts
   if policy ~= "always" and engine_size(e, image) then
     how = "present"
   else
@@ -162,14 +166,14 @@ function M.ensure(image, opts)
       errors.raise("image_not_found", "image " .. image .. " is not in the " .. e.kind ..
         " engine nor in the cache (" .. tar .. "), and pull is 'never'")
     else
-      pull(e, image, opts)
+      attempts = pull(e, image, opts)
       how = "pulled"
     end
   end
   core.images_touch(c.cache_dir, image, engine_size(e, image) or 0,
     file_size(M.tar_path(image)) or 0)
   if c.budget then M.evict({ engine = e, keep = { image } }) end
-  return how
+  return how, attempts
 end
 
 --- Keep a tar of image in the cache dir; returns its path.

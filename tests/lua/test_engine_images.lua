@@ -87,6 +87,75 @@ T.test("LRU eviction under a small budget keeps the recently used", function()
   T.ok(not present(c), "cleaned up")
 end)
 
+--- A registry on 127.0.0.1 serving the image saved in tar (registry.py);
+--- calls fn(port) and stops it.
+local function with_registry(tar, extra, fn)
+  local out = rock.uv.new_pipe()
+  local proc = rock.uv.spawn("python3", {
+    args = { arg[0]:match("(.*/)") .. "../images/registry.py", tar, table.unpack(extra) },
+    stdio = { nil, out, 2 },
+  }, function() end)
+  local port = rock.await(function(done)
+    out:read_start(function(_, data) out:read_stop(); done(tonumber(data)) end)
+    return function() out:read_stop() end
+  end)
+  local ok, err = pcall(fn, port)
+  proc:kill("sigkill")
+  out:close()
+  proc:close()
+  if not ok then error(err, 0) end
+end
+
+T.test("pull from a registry, with progress; a failing pull is retried", function()
+  -- an image with a layer the engine does not have: random bytes, imported
+  local src = T.tmp_image("src")
+  local dir = require("rock.state").dir()
+  local out, ok = T.sh("cd " .. dir .. " && mkdir -p layer && head -c 3000000 /dev/urandom > layer/blob" ..
+    " && tar -C layer -cf layer.tar . && docker import layer.tar " .. src)
+  T.ok(ok, out)
+  local tar = images.save(src)
+  images.remove(src, { keep_tar = true })
+  T.sh("rm -rf " .. dir .. "/layer " .. dir .. "/layer.tar")
+  with_registry(tar, {}, function(port)
+    local name = string.format("127.0.0.1:%d/%s", port, T.tmp_image("pulled"))
+    local seen = {}
+    T.eq(images.ensure(name, { on_progress = function(p) seen[#seen + 1] = p end }), "pulled")
+    T.ok(present(name), "pulled into the engine")
+    local max_total, last_current = 0, 0
+    for _, p in ipairs(seen) do
+      max_total = math.max(max_total, p.total or 0)
+      last_current = math.max(last_current, p.current or 0)
+    end
+    T.ok(max_total > 1000000, "progress reported the layer size: " .. max_total)
+    T.ok(last_current > 0, "progress reported bytes done")
+    images.remove(name)
+    T.ok(not present(name), "removed")
+  end)
+  -- the engine itself asks twice before it gives up on a 500: two
+  -- failures make one failed attempt of ours
+  with_registry(tar, { "--fail-first", "2" }, function(port)
+    images.configure{ pull_retries = 3, pull_backoff = 0.05 }
+    local name = string.format("127.0.0.1:%d/%s", port, T.tmp_image("retried"))
+    local how, attempts = images.ensure(name)
+    T.eq(how, "pulled")
+    T.eq(attempts, 2, "attempts")
+    images.remove(name)
+  end)
+  -- the rate limit: 1 pull per 0.4 s window, so the third pull starts
+  -- no sooner than 0.8 s after the first
+  with_registry(tar, {}, function(port)
+    images.configure{ pulls_per_minute = 1, pull_rate_window = 0.4 }
+    local name = string.format("127.0.0.1:%d/%s", port, T.tmp_image("rated"))
+    local t0 = rock.uv.now()
+    for _ = 1, 3 do T.eq(images.ensure(name, { pull = "always" }), "pulled") end
+    T.ok(rock.uv.now() - t0 >= 800, "pulls spaced by the rate limit: " .. (rock.uv.now() - t0) .. " ms")
+    images.configure{ pulls_per_minute = 30, pull_rate_window = 60 }
+    images.remove(name)
+  end)
+  images.remove(src) -- the tar
+  T.ok(not exists(tar), "tar removed")
+end)
+
 T.test("warmup recipe: makes images present, reports failures", function()
   local name = make("warm")
   local tar = images.save(name)
