@@ -62,7 +62,10 @@ int lrock_engine_request(lua_State *L) {
   char *url;
   const char *why = NULL;
   rock_err e = rock_engine_request(&call, &req, &url, &why);
-  if (e != ROCK_E_OK) return luaL_error(L, "engine_request: %s", why);
+  if (e != ROCK_E_OK) { /* a rock error, as a bad call to any rock function */
+    lrock_push_error(L, e, why, call.op);
+    return lua_error(L);
+  }
   lua_Integer id = lrock_http_start(L, &req, 2, chunk, call.op);
   free(url);
   lua_pushinteger(L, id);

@@ -1,13 +1,15 @@
 --- rock._main: how the host runs a recipe. Its top-level code becomes the
 -- main task; the loop runs until that task and every task it spawned are
 -- done; then sandboxes the recipe left running are stopped, so nothing
--- outlives the process. Exit status: 0, or 1 when the main task failed.
+-- outlives the process. At start, a gc pass (gc.once) runs beside the main
+-- task. Exit status: 0, or 1 when the main task failed.
 local task = require "rock.task"
 local sandbox = require "rock.sandbox"
 
 local M = {}
 
 function M.run(fn, ...)
+  require("rock.gc").once() -- beside the main task: reap what dead hosts left
   local main = task.spawn(fn, ...)
   task.run_until(function() return main.done and task.live() == 0 end)
   if not main.done or task.live() > 0 then

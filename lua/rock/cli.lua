@@ -14,7 +14,11 @@ local function fmt_secs(s)
 end
 
 function M.gc()
+  gc.once() -- the pass every host start makes: wait for it, report it too
   local report = gc.run()
+  for _, r in ipairs(gc.once_report and gc.once_report.removed or {}) do
+    table.insert(report.removed, 1, r)
+  end
   for _, r in ipairs(report.removed) do
     print(string.format("removed %s (%s): %s", r.id, r.backend, r.why))
   end

@@ -5,9 +5,8 @@
 -- gc removes its container, its socket dir and, for local sandboxes, kills
 -- its rocklet's process group. A sandbox kept for debugging
 -- (sb:keep(), teardown's keep_on_failure) is spared until its lease ends
--- its container. It runs from `rock gc` and once per host
--- process before its first sandbox starts (gc.once). Sandboxes owned by
--- live processes are never touched.
+-- its container. It runs from `rock gc` and at every host start (gc.once).
+-- Sandboxes owned by live processes are never touched.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
@@ -27,12 +26,21 @@ local function engines()
   return out
 end
 
+--- End a local sandbox's rocklet (only ours: same pid, same start time).
+--- SIGTERM first: the rocklet then kills every process it started, which
+--- a SIGKILL would orphan; SIGKILL if it has not gone in 3 s.
 local function kill_local(rec)
-  -- only the rocklet we started: same pid and same start time
-  if rec.pid and rec.pid_start and core.proc_start_time(rec.pid) == rec.pid_start then
-    uv.kill(-rec.pid, "sigkill")
-    uv.kill(rec.pid, "sigkill")
+  local function alive()
+    return rec.pid and rec.pid_start and core.proc_start_time(rec.pid) == rec.pid_start
   end
+  if not alive() then return end
+  uv.kill(rec.pid, "sigterm")
+  for _ = 1, 60 do
+    if not alive() then return end
+    require("rock.task").sleep(0.05)
+  end
+  uv.kill(-rec.pid, "sigkill")
+  uv.kill(rec.pid, "sigkill")
 end
 
 --- Reap garbage. Returns {removed = {{id=, backend=, why=}, ...}, errors = {...}}.
@@ -102,17 +110,24 @@ function M.run()
   return report
 end
 
-local done_once = false
---- gc once per process (sandbox.start calls it before the first start).
---- Set ROCK_NO_GC=1 to skip it.
+local once_task -- the one automatic pass of this process
+--- gc once per process: _main.lua starts it beside the main task at host
+--- start, and sandbox.start waits for it, so a sandbox never starts
+--- before what dead hosts left is reaped. ROCK_NO_GC=1 skips it.
 function M.once()
-  if done_once then return end
-  done_once = true
   if os.getenv("ROCK_NO_GC") == "1" then return end
-  local ok, report = pcall(M.run)
-  if ok and #report.removed > 0 then
-    io.stderr:write(string.format("rock: gc removed %d sandbox(es) left by dead hosts\n", #report.removed))
+  local task = require "rock.task"
+  if not once_task then
+    once_task = task.spawn(function()
+      local ok, report = pcall(M.run)
+      M.once_report = ok and report or nil
+      if ok and #report.removed > 0 then
+        io.stderr:write(string.format("rock: gc removed %d sandbox(es) left by dead hosts\n",
+          #report.removed))
+      end
+    end)
   end
+  if task.current() then task.wait(once_task) end
 end
 
 --- Live sandboxes: list of {id=, backend=, owner=, owner_alive=, age=,
