@@ -234,6 +234,16 @@ static void sock_close(rock_http_client_t *c, sock_t *s) {
   uv_close((uv_handle_t *)&s->poll, sock_closed);
 }
 
+static sock_t *sock_find(rock_http_client_t *c, curl_socket_t fd) {
+  for (sock_t *s = c->socks; s; s = s->next)
+    if (s->fd == fd) return s;
+  return NULL;
+}
+
+/* A kept-alive connection's socket is handed back to curl between
+ * requests (CURL_POLL_REMOVE) but stays open: its poll handle is only
+ * stopped, and reused by the next request on it. The handle goes when
+ * curl closes the socket (close_cb). */
 static int socket_cb(CURL *e, curl_socket_t fd, int what, void *userp,
                      void *socketp) {
   rock_http_client_t *c = userp;
@@ -242,10 +252,11 @@ static int socket_cb(CURL *e, curl_socket_t fd, int what, void *userp,
   if (what == CURL_POLL_REMOVE) {
     if (s) {
       curl_multi_assign(c->multi, fd, NULL);
-      sock_close(c, s);
+      uv_poll_stop(&s->poll);
     }
     return 0;
   }
+  if (!s && (s = sock_find(c, fd))) curl_multi_assign(c->multi, fd, s);
   if (!s) {
     s = calloc(1, sizeof *s);
     if (!s) return -1;
@@ -265,6 +276,13 @@ static int socket_cb(CURL *e, curl_socket_t fd, int what, void *userp,
            (what & CURL_POLL_OUT ? UV_WRITABLE : 0);
   uv_poll_start(&s->poll, ev, on_poll);
   return 0;
+}
+
+static int close_cb(void *clientp, curl_socket_t fd) {
+  rock_http_client_t *c = clientp;
+  sock_t *s = sock_find(c, fd);
+  if (s) sock_close(c, s); /* stops watching before the fd goes */
+  return close(fd);
 }
 
 static int timer_cb(CURLM *m, long ms, void *userp) {
@@ -320,6 +338,8 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   curl_easy_setopt(e, CURLOPT_PRIVATE, x);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, x->errbuf);
+  curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, close_cb);
+  curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "capture.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -22,10 +22,7 @@
 
 typedef struct {
   uv_pipe_t pipe;
-  rock_buf_t head;  /* the first cap/2 bytes */
-  rock_buf_t tail;  /* a ring of the last cap/2 bytes, linearised at end */
-  size_t tail_pos;
-  uint64_t total;
+  rock_capture_t cap;
   int open;
 } stream_t;
 
@@ -33,7 +30,6 @@ typedef struct {
   rock_http_req_t *req;
   pid_t pid;
   int exited, wstatus, timed_out;
-  size_t cap;
   stream_t out, err;
   uv_timer_t timer;
   int handles;
@@ -42,57 +38,15 @@ typedef struct {
 static void job_free(uv_handle_t *h) {
   job_t *j = h->data;
   if (--j->handles) return;
-  rock_buf_free(&j->out.head);
-  rock_buf_free(&j->out.tail);
-  rock_buf_free(&j->err.head);
-  rock_buf_free(&j->err.tail);
+  rock_capture_free(&j->out.cap);
+  rock_capture_free(&j->err.cap);
   free(j);
 }
 
-/* Keep the head and a ring of the tail; count everything. */
-static void keep(stream_t *s, size_t cap, const char *p, size_t n) {
-  s->total += n;
-  size_t half = cap / 2;
-  size_t h = s->head.len < half ? half - s->head.len : 0;
-  if (h > n) h = n;
-  rock_buf_append(&s->head, p, h);
-  p += h;
-  n -= h;
-  if (!n) return;
-  if (!s->tail.data) {
-    s->tail.data = malloc(half + 1);
-    s->tail.cap = half + 1;
-  }
-  if (n > half) {
-    p += n - half;
-    n = half;
-  }
-  for (size_t i = 0; i < n; i++) {
-    s->tail.data[s->tail_pos] = p[i];
-    s->tail_pos = (s->tail_pos + 1) % half;
-    if (s->tail.len < half) s->tail.len++;
-  }
-}
-
-static json_t *render(stream_t *s, size_t cap) {
+static json_t *render(stream_t *s) {
   rock_buf_t out = {0};
-  rock_output_clean(&out, s->head.data ? s->head.data : "", s->head.len);
-  if (s->tail.len) {
-    size_t half = cap / 2;
-    uint64_t dropped = s->total - s->head.len - s->tail.len;
-    if (dropped) {
-      char note[128];
-      int n = snprintf(note, sizeof note, "\n[... %llu bytes dropped ...]\n",
-                       (unsigned long long)dropped);
-      rock_buf_append(&out, note, n);
-    }
-    size_t start = s->tail.len < half ? 0 : s->tail_pos;
-    rock_buf_t lin = {0};
-    rock_buf_append(&lin, s->tail.data + start, s->tail.len - start);
-    rock_buf_append(&lin, s->tail.data, start);
-    rock_output_clean(&out, lin.data, lin.len);
-    rock_buf_free(&lin);
-  }
+  uint64_t dropped;
+  rock_capture_render(&s->cap, &out, &dropped);
   json_t *v = json_stringn(out.data ? out.data : "", out.len);
   rock_buf_free(&out);
   return v;
@@ -104,8 +58,8 @@ static void maybe_done(job_t *j) {
   int code = WIFEXITED(j->wstatus) ? WEXITSTATUS(j->wstatus)
                                    : 128 + WTERMSIG(j->wstatus);
   json_t *o = json_object();
-  json_object_set_new(o, "stdout", render(&j->out, j->cap));
-  json_object_set_new(o, "stderr", render(&j->err, j->cap));
+  json_object_set_new(o, "stdout", render(&j->out));
+  json_object_set_new(o, "stderr", render(&j->err));
   json_object_set_new(o, "exit_code", json_integer(code));
   json_object_set_new(o, "failure_reason", json_string(j->timed_out ? "timeout" : ""));
   rock_http_req_t *req = j->req;
@@ -123,7 +77,7 @@ static void close_stream(stream_t *s) {
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   job_t *j = st->data;
   stream_t *s = (uv_pipe_t *)st == &j->out.pipe ? &j->out : &j->err;
-  if (n > 0) keep(s, j->cap, buf->base, n);
+  if (n > 0) rock_capture_add(&s->cap, buf->base, n);
   free(buf->base);
   if (n < 0) {
     close_stream(s);
@@ -254,7 +208,8 @@ void exec_run(rock_http_req_t *req, json_t *args) {
   job_t *j = calloc(1, sizeof *j);
   j->req = req;
   j->pid = pid;
-  j->cap = (size_t)cap;
+  rock_capture_init(&j->out.cap, (size_t)cap, NULL);
+  rock_capture_init(&j->err.cap, (size_t)cap, NULL);
   uv_pipe_init(rocklet.loop, &j->out.pipe, 0);
   uv_pipe_init(rocklet.loop, &j->err.pipe, 0);
   uv_timer_init(rocklet.loop, &j->timer);

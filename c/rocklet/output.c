@@ -1,15 +1,11 @@
-/* output.c: cleaning and capping command output (see output.h).
+/* output.c: cleaning command output (see output.h).
  * The UTF-8 check follows RFC 3629 strictly: overlongs, surrogates and
  * code points past U+10FFFF are invalid and each bad byte becomes U+FFFD. */
 #include "output.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 int rock_buf_append(rock_buf_t *b, const void *p, size_t n) {
@@ -111,61 +107,4 @@ int rock_output_clean(rock_buf_t *out, const char *in, size_t len) {
     run = i;
   }
   return rock_buf_append(out, in + run, len - run);
-}
-
-static int read_at(int fd, char *buf, size_t n, off_t off) {
-  size_t got = 0;
-  while (got < n) {
-    ssize_t r = pread(fd, buf + got, n - got, off + got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return -errno;
-    if (r == 0) break;
-    got += r;
-  }
-  return (int)got;
-}
-
-int rock_output_read_capped(rock_buf_t *out, const char *path, size_t cap,
-                            uint64_t *total, uint64_t *dropped) {
-  *total = *dropped = 0;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return -errno;
-  struct stat st;
-  if (fstat(fd, &st) < 0) {
-    int e = -errno;
-    close(fd);
-    return e;
-  }
-  uint64_t size = st.st_size;
-  *total = size;
-  size_t head = size <= cap ? size : cap / 2;
-  size_t tail = size <= cap ? 0 : cap - head;
-  char *buf = malloc(head + tail + 1);
-  int rc = buf ? 0 : -ENOMEM;
-  int hn = 0, tn = 0;
-  if (!rc) hn = read_at(fd, buf, head, 0);
-  if (!rc && hn >= 0 && tail) tn = read_at(fd, buf + hn, tail, size - tail);
-  close(fd);
-  if (!rc && (hn < 0 || tn < 0)) rc = hn < 0 ? hn : tn;
-  if (!rc) {
-    size_t h = hn, t0 = hn, t = tn;
-    if (tail) {
-      /* cut at character boundaries so no U+FFFD is made up at the seam */
-      while (h > 0 && ((unsigned char)buf[h - 1] & 0xC0) == 0x80) h--;
-      if (h > 0 && (unsigned char)buf[h - 1] >= 0xC0) h--;
-      while (t > 0 && ((unsigned char)buf[t0] & 0xC0) == 0x80) t0++, t--;
-      *dropped = size - h - t;
-    }
-    if (rock_output_clean(out, buf, h)) rc = -ENOMEM;
-    if (!rc && tail) {
-      char note[512];
-      int nl = snprintf(note, sizeof note,
-                        "\n[... %" PRIu64 " bytes dropped; full output: %s ...]\n",
-                        *dropped, path);
-      if (rock_buf_append(out, note, nl) || rock_output_clean(out, buf + t0, t))
-        rc = -ENOMEM;
-    }
-  }
-  free(buf);
-  return rc;
 }

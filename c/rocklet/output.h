@@ -1,8 +1,8 @@
 /* output.h: turning a command's raw bytes into what an agent reads.
  * Cleaning: CRLF -> LF, ANSI escape sequences removed, invalid UTF-8
  * replaced by U+FFFD, so the result is always valid JSON string content.
- * Capping: a file larger than the cap keeps its head and tail and says how
- * many bytes were dropped. marker.h finds where a command ends. */
+ * capture.h keeps an output within a cap; marker.h finds where a command
+ * ends. */
 #ifndef ROCK_ROCKLET_OUTPUT_H
 #define ROCK_ROCKLET_OUTPUT_H
 
@@ -19,11 +19,5 @@ void rock_buf_free(rock_buf_t *b);
 
 /* Append the cleaned form of in[0..len) to out. Returns 0 or -1 (no memory). */
 int rock_output_clean(rock_buf_t *out, const char *in, size_t len);
-
-/* Read the file at path into out, cleaned; when it is larger than cap keep
- * about cap/2 bytes from each end with a note between them.
- * *total gets the file size, *dropped the bytes left out. 0 or -errno. */
-int rock_output_read_capped(rock_buf_t *out, const char *path, size_t cap,
-                            uint64_t *total, uint64_t *dropped);
 
 #endif

@@ -2,9 +2,14 @@
  *
  * bash runs interactive (job control on, no readline, echo off) in its own
  * session on a PTY. A command is written to a file and bash is sent one line:
- *     . CMD </dev/null >OUT.<seq> 2>&1; printf MARKER(seq, $?)
- * so the command's output goes straight to a file (no PTY cost, nothing lost,
- * any size) and only the marker crosses the PTY: one round trip per command.
+ *     . CMD </dev/null >&253 2>&253; printf MARKER(seq, $?)
+ * Fd 253 of bash is the write end of the session's output pipe, so the
+ * command's output never crosses the PTY (no echo, no CRLF, no tty limits)
+ * and only the marker does: one round trip per command. The rocklet reads
+ * the pipe as it fills into a capture (capture.c: capped, spilled to a
+ * file past the cap, so nothing is lost); when the marker comes, bash has
+ * written all the command's output, so what the pipe holds then is the rest.
+ * Output written while no command runs (a background job) is dropped.
  * On timeout the foreground job's process group gets SIGINT, then every
  * process of that job (found through /proc) gets SIGKILL; bash and its state
  * survive, and a fresh marker line tells us when it is back at its prompt.
@@ -24,8 +29,8 @@
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "capture.h"
 #include "marker.h"
-#include "output.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -33,17 +38,24 @@
 #define RESCUE_MS 3000         /* SIGKILL -> give up on the shell */
 #define TICK_MS 10
 #define MAX_KILL 1024
+#define OUT_FD 253          /* bash's fd of the output pipe */
+#define OUT_PIPE_SIZE (1 << 20)
 
 enum phase { IDLE, RUNNING, INTERRUPTING };
 
 typedef struct session {
   struct session *next;
   char name[256];
-  char dir[1100];     /* holds cmd, out.<seq>, init */
+  char dir[1100];     /* holds cmd, and out.<seq> for outputs past the cap */
   pid_t pid;          /* bash: also its process group */
   int master;
   int cmd_fd;         /* dir/cmd, rewritten in place for each command */
+  size_t cmd_len;     /* its length */
+  int out_r;          /* the output pipe's read end (bash writes to OUT_FD) */
   uv_poll_t poll;
+  uv_poll_t out_poll;
+  rock_capture_t cap; /* the output of the command in flight */
+  int capturing;
   uv_timer_t timer;
   int handles_open;
   rock_marker_t marker;
@@ -87,7 +99,32 @@ static void rmtree_flat(const char *dir) {
 
 static void handle_closed(uv_handle_t *h) {
   session_t *s = h->data;
-  if (--s->handles_open == 0) free(s);
+  if (--s->handles_open) return;
+  if (s->out_r >= 0) close(s->out_r);
+  free(s);
+}
+
+/* Read what the output pipe holds into the capture (or drop it when no
+ * command runs). Called when the pipe is readable and before answering. */
+static void drain_output(session_t *s) {
+  char buf[65536];
+  while (s->out_r >= 0) {
+    ssize_t n = read(s->out_r, buf, sizeof buf);
+    if (n > 0) {
+      if (s->capturing) rock_capture_add(&s->cap, buf, n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0 && !uv_is_closing((uv_handle_t *)&s->out_poll))
+      uv_poll_stop(&s->out_poll); /* every writer is gone */
+    return;
+  }
+}
+
+static void on_output(uv_poll_t *h, int status, int events) {
+  (void)status;
+  (void)events;
+  drain_output(h->data);
 }
 
 /* Unlink the session and release it; bash must be gone or going. */
@@ -96,12 +133,15 @@ static void session_free(session_t *s) {
   while (*pp && *pp != s) pp = &(*pp)->next;
   if (*pp) *pp = s->next;
   rock_procs_unwatch(s->pid);
+  if (s->capturing) rock_capture_free(&s->cap);
+  s->capturing = 0;
   if (s->master >= 0) close(s->master);
   if (s->cmd_fd >= 0) close(s->cmd_fd);
   s->master = s->cmd_fd = -1;
   rmtree_flat(s->dir);
   uv_close((uv_handle_t *)&s->poll, handle_closed);
   uv_close((uv_handle_t *)&s->timer, handle_closed);
+  uv_close((uv_handle_t *)&s->out_poll, handle_closed); /* closes out_r after */
 }
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -132,10 +172,6 @@ static int send_line(session_t *s, const char *line) {
   return rc;
 }
 
-static void out_path(session_t *s, unsigned long seq, char *p, size_t cap) {
-  snprintf(p, cap, "%s/out.%lu", s->dir, seq);
-}
-
 /* Answer the command in flight with what its output file holds. */
 static void finish(session_t *s, int have_status, int status,
                    const char *reason) {
@@ -148,17 +184,20 @@ static void finish(session_t *s, int have_status, int status,
     rock_procs_signal(s->kill_set, s->nkill, SIGKILL);
     s->nkill = 0;
   }
-  char path[PATH_MAX];
-  out_path(s, s->seq, path, sizeof path);
+  drain_output(s);
   rock_buf_t out = {0};
-  uint64_t total = 0, dropped = 0;
-  int rc = rock_output_read_capped(&out, path, s->max_output, &total, &dropped);
-  if (rc < 0 && rc != -ENOENT) {
+  uint64_t dropped = 0, total = s->cap.total;
+  int rc = rock_capture_render(&s->cap, &out, &dropped);
+  int spilled = dropped && rock_capture_spilled(&s->cap);
+  json_t *file = spilled ? json_string(s->cap.spill_path) : json_null();
+  rock_capture_free(&s->cap);
+  s->capturing = 0;
+  if (rc < 0) {
     rock_buf_free(&out);
-    reply_error(req, ROCK_E_IO, "reading output %s: %s", path, strerror(-rc));
+    json_decref(file);
+    reply_error(req, ROCK_E_NO_MEMORY, "no memory for the output");
     return;
   }
-  if (!dropped) unlink(path);
   json_t *o = json_object();
   json_object_set_new(o, "output", json_stringn(out.data ? out.data : "", out.len));
   json_object_set_new(o, "exit_code",
@@ -167,7 +206,7 @@ static void finish(session_t *s, int have_status, int status,
   json_object_set_new(o, "truncated", json_boolean(dropped > 0));
   json_object_set_new(o, "dropped_bytes", json_integer((json_int_t)dropped));
   json_object_set_new(o, "output_bytes", json_integer((json_int_t)total));
-  json_object_set_new(o, "output_file", dropped ? json_string(path) : json_null());
+  json_object_set_new(o, "output_file", file);
   json_object_set_new(o, "session_type", json_string("bash"));
   rock_buf_free(&out);
   reply_json(req, o);
@@ -288,13 +327,12 @@ static void tick(uv_timer_t *t) {
 }
 
 /* Start the next command: write its file, send bash the line. The command
- * file stays open and is rewritten in place (pwrite, then ftruncate to a
- * length that is never 0): truncating a file to 0 and rewriting it makes
- * ext4 flush it at close (auto_da_alloc, ~170 us). Outputs get a new file
- * each: a background job still writing to an old one cannot mix in. */
+ * file stays open and is rewritten in place (pwrite, then ftruncate when it
+ * got shorter, never to 0): truncating a file to 0 and rewriting it makes
+ * ext4 flush it at close (auto_da_alloc, ~170 us). */
 static int launch(session_t *s, const char *script, size_t len,
                   double timeout) {
-  char path[PATH_MAX], out[PATH_MAX], mark[256];
+  char path[PATH_MAX], out[PATH_MAX + 32], mark[256];
   s->seq++;
   snprintf(path, sizeof path, "%s/cmd", s->dir);
   for (size_t off = 0; off < len;) {
@@ -303,12 +341,17 @@ static int launch(session_t *s, const char *script, size_t len,
     if (w < 0) return -errno;
     off += w;
   }
-  if (ftruncate(s->cmd_fd, len) < 0) return -errno;
-  out_path(s, s->seq, out, sizeof out);
+  /* shrink it only when the old command was longer (a syscall saved) */
+  if (len < s->cmd_len && ftruncate(s->cmd_fd, len) < 0) return -errno;
+  s->cmd_len = len;
+  drain_output(s); /* what came before this command is not its output */
+  snprintf(out, sizeof out, "%s/out.%lu", s->dir, s->seq);
+  rock_capture_init(&s->cap, s->max_output, out);
+  s->capturing = 1;
   rock_marker_command(&s->marker, mark, sizeof mark, s->seq, "$?");
-  char line[PATH_MAX * 2 + 512];
-  snprintf(line, sizeof line, " . '%s' </dev/null >'%s' 2>&1; %s\n", path, out,
-           mark);
+  char line[PATH_MAX + 512];
+  snprintf(line, sizeof line, " . '%s' </dev/null >&%d 2>&%d; %s\n", path,
+           OUT_FD, OUT_FD, mark);
   s->phase = RUNNING;
   s->deadline = timeout > 0 ? now_ms() + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
@@ -361,10 +404,19 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     close(m);
     return e;
   }
+  int po[2];
+  if (pipe2(po, O_CLOEXEC)) {
+    int e = -errno;
+    close(m);
+    return e;
+  }
+  fcntl(po[0], F_SETPIPE_SZ, OUT_PIPE_SIZE); /* fewer wakeups for big outputs */
   pid_t pid = fork();
   if (pid < 0) {
     int e = -errno;
     close(m);
+    close(po[0]);
+    close(po[1]);
     return e;
   }
   if (pid == 0) {
@@ -388,6 +440,9 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     dup2(sl, 1);
     dup2(sl, 2);
     if (sl > 2) close(sl);
+    /* the output pipe at OUT_FD, kept across exec (dup2 clears CLOEXEC) */
+    if (po[1] == OUT_FD) fcntl(OUT_FD, F_SETFD, 0);
+    else dup2(po[1], OUT_FD);
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
       setenv(defaults[i][0], defaults[i][1], 1);
     const char *k;
@@ -400,9 +455,12 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     execl(bash, "bash", "--noprofile", "--norc", "--noediting", "-i", (char *)NULL);
     _exit(127);
   }
+  close(po[1]);
   s->pid = pid;
   s->master = m;
+  s->out_r = po[0];
   fcntl(m, F_SETFL, fcntl(m, F_GETFL) | O_NONBLOCK);
+  fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
   return 0;
 }
 
@@ -445,7 +503,7 @@ void session_create(rock_http_req_t *req, json_t *args) {
   snprintf(s->name, sizeof s->name, "%s", name);
   snprintf(s->dir, sizeof s->dir, "%s/sessions/s%lu", rocklet.dir,
            ++session_counter);
-  s->master = s->cmd_fd = -1;
+  s->master = s->cmd_fd = s->out_r = -1;
   s->max_output = ROCKLET_DEFAULT_MAX_OUTPUT;
   char parent[PATH_MAX];
   snprintf(parent, sizeof parent, "%s/sessions", rocklet.dir);
@@ -497,13 +555,15 @@ void session_create(rock_http_req_t *req, json_t *args) {
     return;
   }
   uv_poll_init(rocklet.loop, &s->poll, s->master);
+  uv_poll_init(rocklet.loop, &s->out_poll, s->out_r);
   uv_timer_init(rocklet.loop, &s->timer);
-  s->poll.data = s->timer.data = s;
-  s->handles_open = 2;
+  s->poll.data = s->timer.data = s->out_poll.data = s;
+  s->handles_open = 3;
   s->next = sessions;
   sessions = s;
   rock_procs_watch(s->pid, on_bash_exit, s);
   uv_poll_start(&s->poll, UV_READABLE, on_pty);
+  uv_poll_start(&s->out_poll, UV_READABLE, on_output);
   s->req = req;
   rc = launch(s, init.data, init.len, startup_timeout);
   rock_buf_free(&init);

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "rocklet/marker.h"
+#include "rocklet/capture.h"
 #include "rocklet/output.h"
 
 static int passed, failed;
@@ -61,34 +63,73 @@ static void test_clean(void) {
   free(s);
 }
 
-static void test_capped(void) {
-  char path[] = "/tmp/rock-test-output-XXXXXX";
-  int fd = mkstemp(path);
-  CHECK(fd >= 0);
-  for (int i = 0; i < 10000; i++) dprintf(fd, "line %05d\n", i); /* 110000 B */
-  close(fd);
-  rock_buf_t b = {0};
-  uint64_t total, dropped;
-  CHECK(rock_output_read_capped(&b, path, 1000, &total, &dropped) == 0);
-  CHECK(total == 110000);
+static void add_lines(rock_capture_t *c, int n, int chunk) {
+  rock_buf_t all = {0};
+  for (int i = 0; i < n; i++) {
+    char line[16];
+    int len = snprintf(line, sizeof line, "line %05d\n", i);
+    rock_buf_append(&all, line, len);
+  }
+  for (size_t off = 0; off < all.len; off += chunk)
+    rock_capture_add(c, all.data + off, all.len - off < (size_t)chunk ? all.len - off : (size_t)chunk);
+  rock_buf_free(&all);
+}
+
+static void test_capture(void) {
+  char dir[] = "/tmp/rock-test-capture-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  char path[256];
+  snprintf(path, sizeof path, "%s/out.1", dir);
+  rock_buf_t b = {0}, b2 = {0};
+  uint64_t dropped;
+  /* under the cap: whole, no file */
+  rock_capture_t c;
+  rock_capture_init(&c, 1 << 20, path);
+  add_lines(&c, 10000, 4096); /* 110000 B */
+  CHECK(rock_capture_render(&c, &b, &dropped) == 0);
+  CHECK(dropped == 0 && b.len == 110000 && !rock_capture_spilled(&c));
+  CHECK(access(path, F_OK) != 0);
+  rock_capture_free(&c);
+  rock_buf_free(&b);
+  /* past the cap: head and tail kept, everything in the spill file */
+  rock_capture_init(&c, 1000, path);
+  add_lines(&c, 10000, 4096);
+  CHECK(rock_capture_render(&c, &b, &dropped) == 0);
+  CHECK(c.total == 110000);
   CHECK(dropped == 110000 - 1000);
   CHECK(!strncmp(b.data, "line 00000\n", 11));
-  CHECK(strstr(b.data, "bytes dropped"));
+  CHECK(strstr(b.data, "bytes dropped; full output: "));
+  CHECK(strstr(b.data, path));
   CHECK(strstr(b.data, "line 09999\n"));
-  CHECK(b.len < 1200);
+  CHECK(b.len < 1000 + 300);
+  CHECK(rock_capture_spilled(&c));
+  rock_capture_free(&c);
+  struct stat st;
+  CHECK(stat(path, &st) == 0 && st.st_size == 110000);
+  /* the same bytes a byte at a time: the same result */
+  rock_capture_init(&c, 1000, path);
+  add_lines(&c, 10000, 1);
+  CHECK(rock_capture_render(&c, &b2, &dropped) == 0);
+  CHECK(b.len == b2.len && !memcmp(b.data, b2.data, b.len));
+  rock_capture_free(&c);
   rock_buf_free(&b);
-  CHECK(rock_output_read_capped(&b, path, 1 << 20, &total, &dropped) == 0);
-  CHECK(dropped == 0 && b.len == 110000);
+  rock_buf_free(&b2);
+  /* no spill path: the note says only what was dropped */
+  rock_capture_init(&c, 100, NULL);
+  add_lines(&c, 100, 7);
+  CHECK(rock_capture_render(&c, &b, &dropped) == 0);
+  CHECK(dropped == 1100 - 100 && strstr(b.data, "bytes dropped ...]") && !strstr(b.data, "full output"));
+  rock_capture_free(&c);
   rock_buf_free(&b);
   /* the seam never splits a character into U+FFFD */
-  fd = open(path, O_WRONLY | O_TRUNC);
-  for (int i = 0; i < 1000; i++) write(fd, "\xe2\x9c\x93", 3);
-  close(fd);
-  CHECK(rock_output_read_capped(&b, path, 101, &total, &dropped) == 0);
+  rock_capture_init(&c, 101, NULL);
+  for (int i = 0; i < 1000; i++) rock_capture_add(&c, "\xe2\x9c\x93", 3);
+  CHECK(rock_capture_render(&c, &b, &dropped) == 0);
   CHECK(!strstr(b.data, "\xef\xbf\xbd"));
+  rock_capture_free(&c);
   rock_buf_free(&b);
   unlink(path);
-  CHECK(rock_output_read_capped(&b, path, 100, &total, &dropped) < 0);
+  rmdir(dir);
 }
 
 static unsigned long got_seq;
@@ -134,7 +175,7 @@ static void test_marker(void) {
 
 int main(void) {
   test_clean();
-  test_capped();
+  test_capture();
   test_marker();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
