@@ -46,6 +46,8 @@ struct rock_http_client {
   rock_http_xfer_t *done_head, *done_tail;
   rock_http_xfer_t *xfers; /* every transfer not yet freed */
   int chunks_pending;      /* some on_chunk transfer has undelivered bytes */
+  CURL *spare[16];         /* easy handles of finished transfers, for reuse */
+  int nspare;
   struct sock *socks;      /* every socket watched */
   int closing, handles;
 };
@@ -116,7 +118,14 @@ static void xfer_free(rock_http_xfer_t *x) {
   if (x->prev) x->prev->next = x->next;
   else if (c->xfers == x) c->xfers = x->next;
   if (x->next) x->next->prev = x->prev;
-  if (x->easy) curl_easy_cleanup(x->easy);
+  if (x->easy) { /* kept for the next request: init and free cost more */
+    if (c->nspare < (int)(sizeof c->spare / sizeof c->spare[0]) && !c->closing) {
+      curl_easy_reset(x->easy);
+      c->spare[c->nspare++] = x->easy;
+    } else {
+      curl_easy_cleanup(x->easy);
+    }
+  }
   curl_slist_free_all(x->headers);
   if (x->in) fclose(x->in);
   if (x->out) fclose(x->out);
@@ -328,7 +337,7 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   x->next = c->xfers;
   if (c->xfers) c->xfers->prev = x;
   c->xfers = x;
-  x->easy = curl_easy_init();
+  x->easy = c->nspare ? c->spare[--c->nspare] : curl_easy_init();
   if (!x->easy) {
     xfer_free(x);
     return ROCK_E_NO_MEMORY;
@@ -344,9 +353,12 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
-  curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
-  if (req->unix_socket)
+  if (req->unix_socket) { /* local: no proxy, no compression */
     curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
+    curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+  } else {
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+  }
   if (req->timeout > 0)
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
   x->on_chunk = req->on_chunk;
@@ -417,6 +429,7 @@ void rock_http_client_close(rock_http_client_t *c) {
   }
   c->handles = 2;
   curl_multi_cleanup(c->multi); /* may close sockets: socket_cb above */
+  while (c->nspare) curl_easy_cleanup(c->spare[--c->nspare]);
   while (c->socks) sock_close(c, c->socks); /* those it did not */
   uv_close((uv_handle_t *)&c->timer, client_handle_closed);
   uv_close((uv_handle_t *)&c->idle, client_handle_closed);

@@ -1,15 +1,17 @@
 /* session.c: long-lived bash sessions on a PTY (DESIGN.md "The bash session").
  *
- * bash runs interactive (job control on, no readline, echo off) in its own
- * session on a PTY. A command is written to a file and bash is sent one line:
- *     . CMD </dev/null >&253 2>&253; printf MARKER(seq, $?)
- * Fd 253 of bash is the write end of the session's output pipe, so the
- * command's output never crosses the PTY (no echo, no CRLF, no tty limits)
- * and only the marker does: one round trip per command. The rocklet reads
- * the pipe as it fills into a capture (capture.c: capped, spilled to a
- * file past the cap, so nothing is lost); when the marker comes, bash has
- * written all the command's output, so what the pipe holds then is the rest.
- * Output written while no command runs (a background job) is dropped.
+ * bash runs interactive (job control on, no readline) in its own session,
+ * with a PTY as its controlling terminal, stdout and stderr (prompts, job
+ * notices: read and dropped) and two pipes: it reads command lines from
+ * the command pipe (its stdin) and fd 253 is the write end of the output
+ * pipe. A command is written to a file and bash is sent one line:
+ *     . CMD </dev/null >&253 2>&253; printf MARKER(seq, $?) >&253
+ * so the command's output and then its end marker come in order on one
+ * pipe, and no byte of a round trip crosses the PTY (a PTY hop costs a
+ * kernel worker wakeup each way). The rocklet reads the pipe as it fills:
+ * marker.c splits off the marker, capture.c keeps the output (capped,
+ * spilled to a file past the cap, so nothing is lost). Output written while
+ * no command runs (a background job's) is dropped.
  * On timeout the foreground job's process group gets SIGINT, then every
  * process of that job (found through /proc) gets SIGKILL; bash and its state
  * survive, and a fresh marker line tells us when it is back at its prompt.
@@ -51,6 +53,7 @@ typedef struct session {
   int master;
   int cmd_fd;         /* dir/cmd, rewritten in place for each command */
   size_t cmd_len;     /* its length */
+  int cmd_w;          /* the command pipe's write end (bash's stdin) */
   int out_r;          /* the output pipe's read end (bash writes to OUT_FD) */
   uv_poll_t poll;
   uv_poll_t out_poll;
@@ -104,14 +107,21 @@ static void handle_closed(uv_handle_t *h) {
   free(s);
 }
 
-/* Read what the output pipe holds into the capture (or drop it when no
- * command runs). Called when the pipe is readable and before answering. */
+static void on_marker(void *data, unsigned long seq, int status);
+
+static void on_data(void *data, const char *p, size_t n) {
+  session_t *s = data;
+  if (s->capturing) rock_capture_add(&s->cap, p, n);
+}
+
+/* Read what the output pipe holds: output into the capture (dropped when
+ * no command runs), a marker ends the command. */
 static void drain_output(session_t *s) {
   char buf[65536];
   while (s->out_r >= 0) {
     ssize_t n = read(s->out_r, buf, sizeof buf);
     if (n > 0) {
-      if (s->capturing) rock_capture_add(&s->cap, buf, n);
+      rock_marker_feed(&s->marker, buf, n, on_data, on_marker, s);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -137,7 +147,8 @@ static void session_free(session_t *s) {
   s->capturing = 0;
   if (s->master >= 0) close(s->master);
   if (s->cmd_fd >= 0) close(s->cmd_fd);
-  s->master = s->cmd_fd = -1;
+  if (s->cmd_w >= 0) close(s->cmd_w);
+  s->master = s->cmd_fd = s->cmd_w = -1;
   rmtree_flat(s->dir);
   uv_close((uv_handle_t *)&s->poll, handle_closed);
   uv_close((uv_handle_t *)&s->timer, handle_closed);
@@ -155,20 +166,21 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-/* Send bash one line on its PTY. Lines are short and the tty queue holds
- * 4 KiB, so the non-blocking write nearly always takes it all; if not (bash
- * is not reading), finish the line blocking: it is never more than two. */
+/* Send bash one line on its command pipe. Lines are short and the pipe
+ * holds 64 KiB, so the non-blocking write nearly always takes it all; if
+ * not (bash is not reading), finish the line blocking: it is never more
+ * than two. */
 static int send_line(session_t *s, const char *line) {
-  if (s->master < 0) return -EIO;
+  if (s->cmd_w < 0) return -EIO;
   size_t n = strlen(line);
-  ssize_t w = write(s->master, line, n);
+  ssize_t w = write(s->cmd_w, line, n);
   if (w == (ssize_t)n) return 0;
   if (w < 0 && errno != EAGAIN && errno != EINTR) return -errno;
   if (w < 0) w = 0;
-  int fl = fcntl(s->master, F_GETFL);
-  fcntl(s->master, F_SETFL, fl & ~O_NONBLOCK);
-  int rc = write_all(s->master, line + w, n - w);
-  fcntl(s->master, F_SETFL, fl);
+  int fl = fcntl(s->cmd_w, F_GETFL);
+  fcntl(s->cmd_w, F_SETFL, fl & ~O_NONBLOCK);
+  int rc = write_all(s->cmd_w, line + w, n - w);
+  fcntl(s->cmd_w, F_SETFL, fl);
   return rc;
 }
 
@@ -184,7 +196,6 @@ static void finish(session_t *s, int have_status, int status,
     rock_procs_signal(s->kill_set, s->nkill, SIGKILL);
     s->nkill = 0;
   }
-  drain_output(s);
   rock_buf_t out = {0};
   uint64_t dropped = 0, total = s->cap.total;
   int rc = rock_capture_render(&s->cap, &out, &dropped);
@@ -218,6 +229,8 @@ static void on_marker(void *data, unsigned long seq, int status) {
   finish(s, 1, status, s->phase == INTERRUPTING ? s->reason : "");
 }
 
+/* What bash prints on its terminal (prompts, job notices) is read and
+ * dropped, so it never blocks on a full tty queue. */
 static void on_pty(uv_poll_t *h, int status, int events) {
   session_t *s = h->data;
   char buf[65536];
@@ -225,11 +238,7 @@ static void on_pty(uv_poll_t *h, int status, int events) {
   (void)events;
   for (;;) {
     ssize_t n = s->master >= 0 ? read(s->master, buf, sizeof buf) : -1;
-    if (n > 0) {
-      rock_marker_feed(&s->marker, buf, n, on_marker, s);
-      if (!find(s->name) || s->master < 0) return;
-      continue;
-    }
+    if (n > 0) continue;
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
     uv_poll_stop(h); /* EIO: bash and its tty are gone */
     return;
@@ -242,8 +251,8 @@ static void on_bash_exit(void *data, pid_t pid, int wstatus) {
   s->ended = 1;
   s->wstatus = wstatus;
   int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-  /* drain what bash printed last: a marker may be in there */
-  if (s->req) on_pty(&s->poll, 0, UV_READABLE);
+  /* drain what bash wrote last: a marker may be in there */
+  if (s->req) drain_output(s);
   if (s->req) {
     finish(s, 1, code, s->phase == INTERRUPTING ? s->reason : "session_ended");
   }
@@ -310,7 +319,7 @@ static void tick(uv_timer_t *t) {
     }
     /* the interrupted line prints no marker: ask for one on a new line */
     char line[256];
-    int n = rock_marker_command(&s->marker, line, sizeof line - 2, s->seq, "130");
+    int n = rock_marker_command(&s->marker, line, sizeof line - 2, s->seq, "130", OUT_FD);
     line[n] = '\n';
     line[n + 1] = 0;
     send_line(s, line);
@@ -348,7 +357,7 @@ static int launch(session_t *s, const char *script, size_t len,
   snprintf(out, sizeof out, "%s/out.%lu", s->dir, s->seq);
   rock_capture_init(&s->cap, s->max_output, out);
   s->capturing = 1;
-  rock_marker_command(&s->marker, mark, sizeof mark, s->seq, "$?");
+  rock_marker_command(&s->marker, mark, sizeof mark, s->seq, "$?", OUT_FD);
   char line[PATH_MAX + 512];
   snprintf(line, sizeof line, " . '%s' </dev/null >&%d 2>&%d; %s\n", path,
            OUT_FD, OUT_FD, mark);
@@ -404,10 +413,17 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     close(m);
     return e;
   }
-  int po[2];
+  int po[2], cp[2]; /* output pipe, command pipe */
   if (pipe2(po, O_CLOEXEC)) {
     int e = -errno;
     close(m);
+    return e;
+  }
+  if (pipe2(cp, O_CLOEXEC)) {
+    int e = -errno;
+    close(m);
+    close(po[0]);
+    close(po[1]);
     return e;
   }
   fcntl(po[0], F_SETPIPE_SZ, OUT_PIPE_SIZE); /* fewer wakeups for big outputs */
@@ -417,6 +433,8 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     close(m);
     close(po[0]);
     close(po[1]);
+    close(cp[0]);
+    close(cp[1]);
     return e;
   }
   if (pid == 0) {
@@ -436,7 +454,7 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     }
     struct winsize ws = {.ws_row = 50, .ws_col = 200};
     ioctl(sl, TIOCSWINSZ, &ws);
-    dup2(sl, 0);
+    dup2(cp[0], 0); /* commands come on the pipe */
     dup2(sl, 1);
     dup2(sl, 2);
     if (sl > 2) close(sl);
@@ -456,9 +474,12 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     _exit(127);
   }
   close(po[1]);
+  close(cp[0]);
   s->pid = pid;
   s->master = m;
   s->out_r = po[0];
+  s->cmd_w = cp[1];
+  fcntl(cp[1], F_SETFL, fcntl(cp[1], F_GETFL) | O_NONBLOCK);
   fcntl(m, F_SETFL, fcntl(m, F_GETFL) | O_NONBLOCK);
   fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
   return 0;
@@ -503,7 +524,7 @@ void session_create(rock_http_req_t *req, json_t *args) {
   snprintf(s->name, sizeof s->name, "%s", name);
   snprintf(s->dir, sizeof s->dir, "%s/sessions/s%lu", rocklet.dir,
            ++session_counter);
-  s->master = s->cmd_fd = s->out_r = -1;
+  s->master = s->cmd_fd = s->out_r = s->cmd_w = -1;
   s->max_output = ROCKLET_DEFAULT_MAX_OUTPUT;
   char parent[PATH_MAX];
   snprintf(parent, sizeof parent, "%s/sessions", rocklet.dir);

@@ -134,43 +134,68 @@ static void test_capture(void) {
 
 static unsigned long got_seq;
 static int got_status, got_count;
+static rock_buf_t got_data;
 static void on_mark(void *d, unsigned long seq, int status) {
   (void)d;
   got_seq = seq;
   got_status = status;
   got_count++;
 }
+static void on_out(void *d, const char *p, size_t n) {
+  (void)d;
+  rock_buf_append(&got_data, p, n);
+}
+static void feed(rock_marker_t *m, const char *p, size_t n) {
+  rock_marker_feed(m, p, n, on_out, on_mark, NULL);
+}
+static void reset(void) {
+  got_count = 0;
+  got_data.len = 0;
+}
 
 static void test_marker(void) {
   rock_marker_t m;
   rock_marker_init(&m, "0123456789abcdef01234567");
-  const char *good = "noise\x1eRK0123456789abcdef01234567:42:3\x1e\n";
-  got_count = 0;
-  rock_marker_feed(&m, good, strlen(good), on_mark, NULL);
+  const char *good = "noise\x1eRK0123456789abcdef01234567:42:3\x1e";
+  reset();
+  feed(&m, good, strlen(good));
   CHECK(got_count == 1 && got_seq == 42 && got_status == 3);
+  CHECK(got_data.len == 5 && !memcmp(got_data.data, "noise", 5)); /* the output, not the marker */
   /* split across reads, byte by byte */
-  got_count = 0;
-  for (const char *p = good; *p; p++) rock_marker_feed(&m, p, 1, on_mark, NULL);
-  CHECK(got_count == 1 && got_seq == 42);
-  /* wrong nonce, garbage, overlong: ignored */
+  reset();
+  for (const char *p = good; *p; p++) feed(&m, p, 1);
+  CHECK(got_count == 1 && got_seq == 42 && got_data.len == 5);
+  /* wrong nonce, garbage: no marker, and every byte is output */
   const char *bad = "\x1eRKffffffffffffffffffffffff:1:0\x1e\x1e\x1eRK0123456789abcdef01234567:x:0\x1e";
-  got_count = 0;
-  rock_marker_feed(&m, bad, strlen(bad), on_mark, NULL);
+  reset();
+  feed(&m, bad, strlen(bad));
+  feed(&m, "z", 1); /* the last RS may open a marker until this */
   CHECK(got_count == 0);
+  CHECK(got_data.len == strlen(bad) + 1 && !memcmp(got_data.data, bad, strlen(bad)));
+  /* a stray RS right before a marker, and an overlong candidate */
+  reset();
+  const char *stray = "a\x1e\x1eRK0123456789abcdef01234567:5:0\x1e" "b";
+  feed(&m, stray, strlen(stray));
+  CHECK(got_count == 1 && got_seq == 5);
+  CHECK(got_data.len == 3 && !memcmp(got_data.data, "a\x1e" "b", 3));
   char big[300];
-  memset(big, 'a', sizeof big);
+  memset(big, '1', sizeof big);
   big[0] = 0x1e;
-  rock_marker_feed(&m, big, sizeof big, on_mark, NULL);
-  rock_marker_feed(&m, good + 5, strlen(good) - 5, on_mark, NULL);
-  CHECK(got_count == 1);
+  memcpy(big + 1, "RK0123456789abcdef01234567:", 27);
+  reset();
+  feed(&m, big, sizeof big);
+  feed(&m, good + 5, strlen(good) - 5);
+  CHECK(got_count == 1 && got_data.len == sizeof big);
   /* negative status and the command text */
   const char *neg = "\x1eRK0123456789abcdef01234567:7:-1\x1e";
-  rock_marker_feed(&m, neg, strlen(neg), on_mark, NULL);
+  feed(&m, neg, strlen(neg));
   CHECK(got_seq == 7 && got_status == -1);
   char cmd[256];
-  rock_marker_command(&m, cmd, sizeof cmd, 9, "$?");
+  rock_marker_command(&m, cmd, sizeof cmd, 9, "$?", 253);
   CHECK(strstr(cmd, "\\036RK0123456789abcdef01234567:9:%d\\036"));
+  CHECK(strstr(cmd, ">&253"));
   CHECK(!strchr(cmd, 0x1e)); /* the sent line never holds the raw byte */
+  rock_buf_free(&got_data);
 }
 
 int main(void) {
