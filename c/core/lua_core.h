@@ -35,9 +35,10 @@ int lrock_http_cancel(lua_State *L);
 void lrock_http_cancel_all(lua_State *L);
 /* Start req on the context's client; cb and chunk (0 = none) are stack
  * indexes of the callbacks; engine_op makes the answer an Engine API
- * result. Returns the id http_cancel takes. */
+ * result; no_headers skips the response's header table. Returns the id
+ * http_cancel takes. */
 lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
-                             int chunk, const char *engine_op);
+                             int chunk, const char *engine_op, int no_headers);
 int lrock_engine_request(lua_State *L);
 /* c/images/lua_images.c: the image cache index functions. */
 extern const luaL_Reg lrock_images_funcs[];

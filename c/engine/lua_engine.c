@@ -66,7 +66,7 @@ int lrock_engine_request(lua_State *L) {
     lrock_push_error(L, e, why, call.op);
     return lua_error(L);
   }
-  lua_Integer id = lrock_http_start(L, &req, 2, chunk, call.op);
+  lua_Integer id = lrock_http_start(L, &req, 2, chunk, call.op, 1);
   free(url);
   lua_pushinteger(L, id);
   return 1;

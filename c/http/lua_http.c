@@ -1,7 +1,8 @@
 /* lua_http.c: the Lua face of client.c, registered into rock.core as
  *   id = core.http_request(opts, cb)   cb(res) or cb(nil, err), later
  *   core.http_cancel(id)               the callback will not run
- * opts: {method=, url=, headers={k=v}|{"K: v"}, body=, timeout=, unix_socket=}
+ * opts: {method=, url=, headers={k=v}|{"K: v"}, body=, timeout=, unix_socket=,
+ *        response_headers= (false: res.headers is not made)}
  * res: {status=, headers={lowercased name=value}, body=}; err: {code=, message=}.
  * lrock_http_start is shared with lua_engine.c, whose calls answer with
  * rock_engine_result's reading of the response instead.
@@ -23,6 +24,7 @@ typedef struct op {
   lua_Integer id;
   int cb_ref;
   int chunk_ref;   /* on_chunk function, or LUA_NOREF */
+  int no_headers;  /* the caller does not read the response headers */
   char *engine_op; /* an Engine API call: answer read by rock_engine_result */
 } op_t;
 
@@ -112,8 +114,10 @@ static void on_done(void *data, const rock_http_response_t *r) {
     lua_createtable(L, 0, 3);
     lua_pushinteger(L, r->status);
     lua_setfield(L, -2, "status");
-    push_headers(L, r->headers, r->headers_len);
-    lua_setfield(L, -2, "headers");
+    if (!o->no_headers) {
+      push_headers(L, r->headers, r->headers_len);
+      lua_setfield(L, -2, "headers");
+    }
     lua_pushlstring(L, r->body, r->body_len);
     lua_setfield(L, -2, "body");
     nargs = 1;
@@ -127,7 +131,7 @@ static void on_done(void *data, const rock_http_response_t *r) {
 }
 
 lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
-                             int chunk, const char *engine_op) {
+                             int chunk, const char *engine_op, int no_headers) {
   lrock_ctx_t *ctx = lrock_ctx(L);
   op_t *o = calloc(1, sizeof *o);
   if (!o || (engine_op && !(o->engine_op = strdup(engine_op)))) {
@@ -136,6 +140,7 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
   }
   o->ctx = ctx;
   o->cb_ref = o->chunk_ref = LUA_NOREF;
+  o->no_headers = no_headers;
   if (chunk) req->on_chunk = on_chunk;
   rock_err e = rock_http_client_request(ctx->http, req, on_done, o, &o->xfer);
   if (e != ROCK_E_OK) {
@@ -207,7 +212,10 @@ int lrock_http_request(lua_State *L) {
   }
   hdrs[nh] = NULL;
   req.headers = hdrs;
-  lua_pushinteger(L, lrock_http_start(L, &req, 2, 0, NULL));
+  lua_getfield(L, 1, "response_headers");
+  int no_headers = lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  lua_pushinteger(L, lrock_http_start(L, &req, 2, 0, NULL, no_headers));
   return 1;
 }
 

@@ -14,6 +14,7 @@ local M = {}
 ---@field body string|nil
 ---@field timeout number|nil    seconds for the whole exchange; default none
 ---@field unix_socket string|nil
+---@field response_headers boolean|nil  false: res.headers is not built
 
 --- Make a request; returns {status=, headers= (lowercased names), body=}.
 --- Any HTTP status is a response; no response raises an error with code

@@ -10,6 +10,8 @@ local uv = require "luv"
 
 local M = {}
 
+local JSON = { "Content-Type: application/json" }
+
 --- POST body (a table) to path on the rocklet at socket; returns the
 --- decoded answer. timeout (seconds) bounds the whole exchange.
 function M.call(socket, path, body, timeout)
@@ -17,9 +19,10 @@ function M.call(socket, path, body, timeout)
     url = "http://rocklet" .. path,
     unix_socket = socket,
     method = "POST",
-    headers = { ["Content-Type"] = "application/json" },
+    headers = JSON,
     body = cjson.encode(body or {}),
     timeout = timeout,
+    response_headers = false, -- not read: skip building them
   })
   if not ok then
     local e = res
