@@ -60,6 +60,24 @@ void lrock_push_error(lua_State *L, rock_err e, const char *message,
   else lua_pop(L, 1);
 }
 
+const char *lrock_opt_lstring(lua_State *L, int t, const char *k, size_t *len) {
+  lua_getfield(L, t, k);
+  const char *s = lua_isnil(L, -1) ? NULL : luaL_checklstring(L, -1, len);
+  lua_pop(L, 1); /* still anchored by the options table */
+  return s;
+}
+
+const char *lrock_opt_string(lua_State *L, int t, const char *k) {
+  return lrock_opt_lstring(L, t, k, NULL);
+}
+
+double lrock_opt_number(lua_State *L, int t, const char *k, double dflt) {
+  lua_getfield(L, t, k);
+  double v = luaL_optnumber(L, -1, dflt);
+  lua_pop(L, 1);
+  return v;
+}
+
 static int traceback(lua_State *L) {
   if (lua_type(L, 1) == LUA_TSTRING)
     luaL_traceback(L, L, lua_tostring(L, 1), 1);

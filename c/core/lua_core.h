@@ -22,6 +22,11 @@ lrock_ctx_t *lrock_ctx(lua_State *L);
 /* Push {code=, message=, op=}. message may be NULL (the default is used). */
 void lrock_push_error(lua_State *L, rock_err e, const char *message,
                       const char *op);
+/* Fields of an options table at index t: a string (NULL when absent; it
+ * stays valid while the table holds it), with its length, or a number. */
+const char *lrock_opt_string(lua_State *L, int t, const char *k);
+const char *lrock_opt_lstring(lua_State *L, int t, const char *k, size_t *len);
+double lrock_opt_number(lua_State *L, int t, const char *k, double dflt);
 /* Call the function below nargs arguments in protected mode; an error is
  * logged with its traceback and dropped (a callback has no caller). */
 void lrock_call(lua_State *L, int nargs);

@@ -13,13 +13,6 @@
 #include "../core/lua_core.h"
 #include "engine.h"
 
-static const char *opt_string(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
-  lua_pop(L, 1); /* still anchored by the options table */
-  return s;
-}
-
 #define MAX_PARAMS 16
 
 int lrock_engine_request(lua_State *L) {
@@ -27,16 +20,12 @@ int lrock_engine_request(lua_State *L) {
   luaL_checktype(L, 2, LUA_TFUNCTION);
   int chunk = lua_isnoneornil(L, 3) ? 0 : (luaL_checktype(L, 3, LUA_TFUNCTION), 3);
   rock_engine_call_t call = {0};
-  call.socket = opt_string(L, 1, "socket");
-  call.op = opt_string(L, 1, "op");
-  call.body_file = opt_string(L, 1, "body_file");
-  call.out_file = opt_string(L, 1, "out_file");
-  lua_getfield(L, 1, "body");
-  if (!lua_isnil(L, -1)) call.body = luaL_checklstring(L, -1, &call.body_len);
-  lua_pop(L, 1);
-  lua_getfield(L, 1, "timeout");
-  call.timeout = luaL_optnumber(L, -1, 0);
-  lua_pop(L, 1);
+  call.socket = lrock_opt_string(L, 1, "socket");
+  call.op = lrock_opt_string(L, 1, "op");
+  call.body_file = lrock_opt_string(L, 1, "body_file");
+  call.out_file = lrock_opt_string(L, 1, "out_file");
+  call.body = lrock_opt_lstring(L, 1, "body", &call.body_len);
+  call.timeout = lrock_opt_number(L, 1, "timeout", 0);
   /* params: string values kept alive in a list table on the stack */
   const char *params[2 * MAX_PARAMS + 1];
   int np = 0;

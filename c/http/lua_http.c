@@ -162,27 +162,16 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
   return o->id;
 }
 
-static const char *opt_string(lua_State *L, int t, const char *k) {
-  lua_getfield(L, t, k);
-  const char *s = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
-  lua_pop(L, 1); /* still anchored by the options table */
-  return s;
-}
-
 int lrock_http_request(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   rock_http_request_t req = {0};
-  req.url = opt_string(L, 1, "url");
+  req.url = lrock_opt_string(L, 1, "url");
   if (!req.url) return luaL_argerror(L, 1, "'url' is required");
-  req.method = opt_string(L, 1, "method");
-  req.unix_socket = opt_string(L, 1, "unix_socket");
-  lua_getfield(L, 1, "body");
-  if (!lua_isnil(L, -1)) req.body = luaL_checklstring(L, -1, &req.body_len);
-  lua_pop(L, 1);
-  lua_getfield(L, 1, "timeout");
-  req.timeout = luaL_optnumber(L, -1, 0);
-  lua_pop(L, 1);
+  req.method = lrock_opt_string(L, 1, "method");
+  req.unix_socket = lrock_opt_string(L, 1, "unix_socket");
+  req.body = lrock_opt_lstring(L, 1, "body", &req.body_len);
+  req.timeout = lrock_opt_number(L, 1, "timeout", 0);
   /* headers: {["Name"]="value"} or {"Name: value"}, flattened into a list
    * table that stays on the stack so the strings outlive this call's C use */
   const char *hdrs[65];

@@ -23,13 +23,18 @@ local uv = require "luv"
 
 local M = {}
 
-local function bytes(v)
+--- A size in bytes from a number or "200g", "512m", "100k", "1.5t";
+--- nil for nil, false or "". what names the field in the error.
+function M.parse_size(v, what)
   if v == nil or v == false or v == "" then return nil end
-  if type(v) == "number" then return v end
-  local n, unit = tostring(v):lower():match("^%s*([%d%.]+)%s*([kmgt]?)")
-  if not n then errors.raise("invalid_argument", "images: bad size '" .. tostring(v) .. "'") end
-  return tonumber(n) * ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[unit]
+  if type(v) == "number" then return math.floor(v) end
+  local n, unit = tostring(v):lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
+  if not n or not tonumber(n) then
+    errors.raise("invalid_argument", string.format("%s: bad size '%s'", what or "size", tostring(v)))
+  end
+  return math.floor(tonumber(n) * ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[unit])
 end
+local function bytes(v) return M.parse_size(v, "images budget") end
 
 local settings
 local function cfg()

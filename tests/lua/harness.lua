@@ -97,6 +97,14 @@ function T.tmp_image(what)
   return string.format("rock-test-tmp/%s-%s:1", os.getenv("ROCK_TEST_TAG") or "t", what)
 end
 
+--- Tag image base as a T.tmp_image(what) in engine e; returns the name.
+function T.tag_image(e, base, what)
+  local name = T.tmp_image(what)
+  local repo, tag = name:match("^(.*):([^:]+)$")
+  e:image_tag(base, repo, tag)
+  return name
+end
+
 function T.done()
   print(string.format("%d passed, %d failed", T.passed, T.failed))
   if T.failed > 0 then os.exit(1) end

@@ -12,12 +12,7 @@ images.configure{ keep = { "rock-test/busybox:1", "rock-test/debian:12" } } -- t
 local docker = rock.engine.connect("docker")
 local BASE = "rock-test/busybox:1"
 
-local function make(what)
-  local name = T.tmp_image(what)
-  local repo, tag = name:match("^(.*):([^:]+)$")
-  docker:image_tag(BASE, repo, tag)
-  return name
-end
+local function make(what) return T.tag_image(docker, BASE, what) end
 
 local function present(name)
   local ok = pcall(docker.image_inspect, docker, name)

@@ -7,12 +7,7 @@ local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local docker = rock.engine.connect("docker")
 local BASE = "rock-test/busybox:1"
 
-local function per_task_image(what)
-  local name = T.tmp_image(what)
-  local repo, tag = name:match("^(.*):([^:]+)$")
-  docker:image_tag(BASE, repo, tag)
-  return name
-end
+local function per_task_image(what) return T.tag_image(docker, BASE, what) end
 
 local function present(name) return (pcall(docker.image_inspect, docker, name)) end
 

@@ -21,16 +21,6 @@ local IN_ROCKLET = "/.rock/rocklet"
 local IN_RUN = "/.rock/run"
 M.DEFAULT_LEASE = 1800 -- seconds idle before a container ends itself
 
---- "8g", "512m", "100k" or a number of bytes -> bytes.
-local function parse_bytes(v, field)
-  if v == nil then return nil end
-  if type(v) == "number" then return math.floor(v) end
-  local n, unit = tostring(v):lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
-  if not n then errors.raise("invalid_argument", "sandbox.start: bad " .. field .. " '" .. tostring(v) .. "'") end
-  local mult = ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[unit]
-  return math.floor(tonumber(n) * mult)
-end
-
 local function env_list(env)
   local out = {}
   for k, v in pairs(env or {}) do out[#out + 1] = k .. "=" .. tostring(v) end
@@ -64,7 +54,7 @@ function M.config(sb, opts)
   local host = {
     Binds = hb,
     NetworkMode = opts.network or "none",
-    Memory = parse_bytes(opts.memory, "memory"),
+    Memory = images.parse_size(opts.memory, "sandbox.start: memory"),
     NanoCpus = opts.cpus and math.floor(opts.cpus * 1e9) or nil,
     PidsLimit = opts.pids_limit,
     Init = false,
