@@ -184,7 +184,7 @@ static int send_line(session_t *s, const char *line) {
   return rc;
 }
 
-/* Answer the command in flight with what its output file holds. */
+/* Answer the command in flight with the output captured for it. */
 static void finish(session_t *s, int have_status, int status,
                    const char *reason) {
   rock_http_req_t *req = s->req;
@@ -454,13 +454,16 @@ static int spawn_bash(session_t *s, const char *bash, json_t *env,
     }
     struct winsize ws = {.ws_row = 50, .ws_col = 200};
     ioctl(sl, TIOCSWINSZ, &ws);
-    dup2(cp[0], 0); /* commands come on the pipe */
+    /* the output pipe at OUT_FD, commands on stdin, the tty on 1 and 2, in
+     * an order where no dup2 overwrites a pipe end still to be moved; the
+     * pipes' fds are CLOEXEC, their copies not (dup2 clears the flag) */
+    if (po[1] == OUT_FD) fcntl(OUT_FD, F_SETFD, 0);
+    else dup2(po[1], OUT_FD);
+    if (cp[0] == 0) fcntl(0, F_SETFD, 0);
+    else dup2(cp[0], 0);
     dup2(sl, 1);
     dup2(sl, 2);
     if (sl > 2) close(sl);
-    /* the output pipe at OUT_FD, kept across exec (dup2 clears CLOEXEC) */
-    if (po[1] == OUT_FD) fcntl(OUT_FD, F_SETFD, 0);
-    else dup2(po[1], OUT_FD);
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
       setenv(defaults[i][0], defaults[i][1], 1);
     const char *k;
