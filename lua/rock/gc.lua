@@ -51,7 +51,8 @@ function M.run()
     report.removed[#report.removed + 1] = { id = id, backend = backend, why = why }
   end
   -- containers, by label, in every engine that answers
-  for _, e in ipairs(engines()) do
+  local answering = engines()
+  for _, e in ipairs(answering) do
     local ok, list = pcall(e.container_list, e, "rock.sandbox")
     if not ok then report.errors[#report.errors + 1] = tostring(list); list = {} end
     for _, c in ipairs(list) do
@@ -79,7 +80,7 @@ function M.run()
   end
   -- sandbox dirs of this state dir
   local kinds = {}
-  for _, e in ipairs(engines()) do kinds[e.kind] = true end
+  for _, e in ipairs(answering) do kinds[e.kind] = true end
   for _, s in ipairs(state.list()) do
     local rec = s.record
     local why
