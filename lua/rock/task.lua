@@ -101,6 +101,30 @@ function M.spawn(fn, ...)
   return t
 end
 
+-- Before the loop blocks, it polls for up to SPIN_NS: a rocklet answers a
+-- short command in about that time, and on a virtual machine a CPU that
+-- went idle costs tens of microseconds to wake (measured here: a command's
+-- round trip drops from ~250 to ~165 us). The poll stops at the first event
+-- and never delays one; what it costs is at most SPIN_NS of CPU per wait,
+-- and only when the host has nothing else to do. ROCK_SPIN_US=0 turns it off.
+local SPIN_NS = (tonumber(os.getenv("ROCK_SPIN_US") or "") or 200) * 1000
+
+--- One turn of the loop: poll briefly until progress() is true, then, if
+--- it is not, block until something happens. Returns false when nothing
+--- is left that could happen.
+local function turn(progress)
+  if SPIN_NS > 0 and not progress() then
+    local t0 = uv.hrtime()
+    repeat
+      uv.run("nowait")
+      if progress() then return true end
+    until uv.hrtime() - t0 >= SPIN_NS
+  end
+  return uv.run("once")
+end
+
+local function tasks_ready() return #ready > 0 end
+
 --- Wait for an operation. start(done) begins it and returns a cancel
 --- function (or nil); the operation calls done(...) once; await returns
 --- those values. Inside a task the task parks; outside, the loop runs here.
@@ -116,8 +140,9 @@ function M.await(start)
     end)
     M.loop_running = true
     local ok, err = pcall(function()
+      local function got() return res ~= nil or #ready > 0 end
       while not res do
-        if not uv.run("once") and not res and #ready == 0 then
+        if not turn(got) and not res and #ready == 0 then
           errors.raise("internal", "nothing left to wait on: the operation can never finish")
         end
       end
@@ -255,7 +280,7 @@ end
 function M.run_until(pred)
   M.loop_running = true
   while not pred() do
-    if not uv.run("once") and #ready == 0 and not pred() then break end
+    if not turn(tasks_ready) and #ready == 0 and not pred() then break end
   end
   M.loop_running = false
   return pred()
