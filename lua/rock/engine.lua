@@ -80,7 +80,7 @@ function Engine:call(op, params, opts)
       err.message = string.format("cannot reach the %s engine at %s: %s",
         self.kind, self.socket, err.message)
     end
-    error(errors.wrap(err), 0)
+    error(err, 0) -- a rock error already (lrock_push_error)
   end
   return decode(res.body)
 end

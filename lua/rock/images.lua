@@ -157,13 +157,15 @@ function M.ensure(image, opts)
   local e = engine_of(opts)
   local c = cfg()
   local how, attempts
-  if policy ~= "always" and engine_size(e, image) then
+  local size = policy ~= "always" and engine_size(e, image) -- one inspect per path
+  if size then
     how = "present"
   else
     local tar = M.tar_path(image)
     if policy ~= "always" and file_size(tar) then
       e:image_load(tar)
-      if not engine_size(e, image) then
+      size = engine_size(e, image)
+      if not size then
         errors.raise("image_not_found", "images.ensure: " .. tar .. " did not hold " .. image)
       end
       how = "loaded from cache"
@@ -172,11 +174,11 @@ function M.ensure(image, opts)
         " engine nor in the cache (" .. tar .. "), and pull is 'never'")
     else
       attempts = pull(e, image, opts)
+      size = engine_size(e, image)
       how = "pulled"
     end
   end
-  core.images_touch(c.cache_dir, image, engine_size(e, image) or 0,
-    file_size(M.tar_path(image)) or 0)
+  core.images_touch(c.cache_dir, image, size or 0, file_size(M.tar_path(image)) or 0)
   if c.budget then M.evict({ engine = e, keep = { image } }) end
   return how, attempts
 end

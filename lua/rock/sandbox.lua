@@ -18,6 +18,7 @@ local backends = {
   podman = "rock.backends.container",
 }
 local live = {} -- sandboxes started and not stopped, for the exit sweep
+local PHASES = { "image_pull", "container_create", "container_start", "rocklet_ready" }
 
 ---@class rock.Sandbox
 ---@field id string
@@ -78,13 +79,13 @@ local function start_once(backend, opts)
     create_time = now(), start_time = now(),
   }, Sandbox)
   sb._impl = require(backends[backend])
-  for _, name in ipairs({ "image_pull", "container_create", "container_start", "rocklet_ready" }) do
+  for _, name in ipairs(PHASES) do
     sb:_phase(name, "waiting")
   end
   if backend == "local" then sb:_phase("image_pull", "success", "no image for the local backend") end
   local ok, err = pcall(sb._impl.start, sb, opts, function(...) sb:_phase(...) end)
   if not ok then
-    for _, name in ipairs({ "image_pull", "container_create", "container_start", "rocklet_ready" }) do
+    for _, name in ipairs(PHASES) do
       local p = sb.phases[name]
       if p.status == "running" or p.status == "waiting" then
         p.status = errors.is(err, "timeout") and "timeout" or "failed"
@@ -94,7 +95,6 @@ local function start_once(backend, opts)
       end
     end
     sb:_transition("stopped", "start_failed")
-    if type(err) == "table" and err.code and not errors.is(err) then err = errors.wrap(err) end
     if not errors.is(err) then err = errors.new("sandbox_start_failed", tostring(err)) end
     err.phases, err.sandbox_id = sb.phases, sb.id
     return nil, err

@@ -8,6 +8,7 @@
 -- /.rock/run; no port is published and the network is "none" unless asked.
 -- Labels rock.sandbox, rock.owner, rock.expires and rock.dir let `rock gc`
 -- find and reap what a dead host left. Read next: sandbox.lua, gc.lua.
+local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
@@ -106,7 +107,7 @@ function M.start(sb, opts, phase)
   if #sb.socket >= 108 then
     errors.raise("invalid_argument", "state dir path too long for a unix socket: " .. sb.socket)
   end
-  if require("luv").fs_stat(sb.dir) then
+  if uv.fs_stat(sb.dir) then
     errors.raise("invalid_argument", "sandbox " .. sb.id .. " already exists")
   end
 
