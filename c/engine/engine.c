@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/buf.h"
+
 #define IMAGE_404 1 /* a 404 of this op means the image is missing */
 
 typedef struct {
@@ -42,28 +44,15 @@ static const op_t *find_op(const char *name) {
   return NULL;
 }
 
+/* Appends that remember a failure, so a URL is built without a check
+ * after each piece and checked once at the end. */
 typedef struct {
-  char *p;
-  size_t len, cap;
+  rock_buf_t b;
   int failed;
 } str_t;
 
 static void put(str_t *s, const char *p, size_t n) {
-  if (s->failed) return;
-  if (s->len + n + 1 > s->cap) {
-    size_t c = s->cap ? s->cap * 2 : 256;
-    while (c < s->len + n + 1) c *= 2;
-    char *d = realloc(s->p, c);
-    if (!d) {
-      s->failed = 1;
-      return;
-    }
-    s->p = d;
-    s->cap = c;
-  }
-  memcpy(s->p + s->len, p, n);
-  s->len += n;
-  s->p[s->len] = 0;
+  if (!s->failed && rock_buf_append(&s->b, p, n)) s->failed = 1;
 }
 
 /* Percent-encode all but RFC 3986's unreserved characters. */
@@ -114,7 +103,7 @@ rock_err rock_engine_request(const rock_engine_call_t *call,
     const char *close = strchr(open, '}');
     const char *v = param(call->params, open + 1, close - open - 1);
     if (!v || !*v) {
-      free(u.p);
+      rock_buf_free(&u.b);
       *why = "a path parameter (id or name) is missing";
       return ROCK_E_INVALID_ARGUMENT;
     }
@@ -134,13 +123,13 @@ rock_err rock_engine_request(const rock_engine_call_t *call,
     sep = '&';
   }
   if (u.failed) {
-    free(u.p);
+    rock_buf_free(&u.b);
     *why = "out of memory";
     return ROCK_E_NO_MEMORY;
   }
   memset(req, 0, sizeof *req);
   req->method = op->method;
-  req->url = *url = u.p;
+  req->url = *url = u.b.data;
   req->unix_socket = call->socket;
   req->body = call->body;
   req->body_len = call->body_len;

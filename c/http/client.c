@@ -12,19 +12,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/buf.h"
 #include "../core/log.h"
-
-typedef struct {
-  char *data;
-  size_t len, cap;
-} buf_t;
 
 struct rock_http_xfer {
   rock_http_client_t *client;
   CURL *easy;
   struct curl_slist *headers;
   char *body;
-  buf_t resp_body, resp_headers;
+  rock_buf_t resp_body, resp_headers;
   FILE *in;        /* body_file, being sent */
   FILE *out;       /* out_file, being written (2xx only) */
   char *out_path;
@@ -59,21 +55,6 @@ typedef struct sock {
   struct sock *prev, *next;
 } sock_t;
 
-static int buf_add(buf_t *b, const char *p, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    size_t c = b->cap ? b->cap * 2 : 4096;
-    while (c < b->len + n + 1) c *= 2;
-    char *d = realloc(b->data, c);
-    if (!d) return -1;
-    b->data = d;
-    b->cap = c;
-  }
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-  b->data[b->len] = 0;
-  return 0;
-}
-
 static void deliver(uv_idle_t *h);
 
 /* Where a body goes is chosen at its first byte, once the status is known:
@@ -94,7 +75,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     if (!ok) x->on_chunk = NULL;
   }
   if (x->body_sink == 2) return fwrite(p, 1, n, x->out) == n ? n : 0;
-  if (buf_add(&x->resp_body, p, n)) return 0;
+  if (rock_buf_append(&x->resp_body, p, n)) return 0;
   if (x->on_chunk) {
     x->client->chunks_pending = 1;
     uv_idle_start(&x->client->idle, deliver);
@@ -110,7 +91,7 @@ static size_t on_read(char *p, size_t size, size_t n, void *ud) {
 
 static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   rock_http_xfer_t *x = ud;
-  return buf_add(&x->resp_headers, p, size * n) ? 0 : size * n;
+  return rock_buf_append(&x->resp_headers, p, size * n) ? 0 : size * n;
 }
 
 static void xfer_free(rock_http_xfer_t *x) {
@@ -144,7 +125,7 @@ static void deliver_chunks(rock_http_client_t *c) {
     again = 0;
     for (rock_http_xfer_t *x = c->xfers; x; x = x->next) {
       if (!x->on_chunk || !x->resp_body.len) continue;
-      buf_t b = x->resp_body;
+      rock_buf_t b = x->resp_body;
       x->resp_body.len = 0;
       x->on_chunk(x->data, b.data, b.len);
       again = 1;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/buf.h"
 #include "../core/log.h"
 
 #define MAX_BODY (256u << 20)
@@ -29,12 +30,11 @@ struct rock_http_conn {
   http_parser parser;
   rock_http_server_t *server;
   rock_http_conn_t *prev, *next;
-  char *in; /* unparsed input */
-  size_t in_off, in_len, in_cap;
+  rock_buf_t in; /* input; in.data[in_off..in.len) is not parsed yet */
+  size_t in_off;
   char *url;
   size_t url_len;
-  char *body;
-  size_t body_len, body_cap;
+  rock_buf_t body;
   rock_http_req_t *ready; /* parsed, not yet handed to the handler */
   rock_http_req_t *busy;  /* handed to the handler, not yet answered */
   int feeding, closing, keep_alive, too_big;
@@ -42,22 +42,11 @@ struct rock_http_conn {
 
 static http_parser_settings settings;
 
-static int grow(char **buf, size_t *cap, size_t need) {
-  if (need <= *cap) return 0;
-  size_t n = *cap ? *cap : 1024;
-  while (n < need) n *= 2;
-  char *p = realloc(*buf, n);
-  if (!p) return -1;
-  *buf = p;
-  *cap = n;
-  return 0;
-}
-
 static void conn_closed(uv_handle_t *h) {
   rock_http_conn_t *c = h->data;
-  free(c->in);
+  rock_buf_free(&c->in);
   free(c->url);
-  free(c->body);
+  rock_buf_free(&c->body);
   free(c);
 }
 
@@ -68,11 +57,13 @@ static void conn_close(rock_http_conn_t *c) {
   if (c->prev) c->prev->next = c->next;
   else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
-  if (c->busy) { /* orphan: the handler still owns it */
-    c->busy->conn = NULL;
-    s->inflight--;
-  }
+  rock_http_req_t *orphan = c->busy;
   c->busy = NULL;
+  if (orphan) { /* the handler still owns it */
+    orphan->conn = NULL;
+    s->inflight--;
+    if (orphan->on_abort) orphan->on_abort(orphan);
+  }
   uv_close((uv_handle_t *)&c->handle, conn_closed);
 }
 
@@ -87,7 +78,7 @@ static void req_free(rock_http_req_t *r) {
 static int on_message_begin(http_parser *p) {
   rock_http_conn_t *c = p->data;
   c->url_len = 0;
-  c->body_len = 0;
+  c->body.len = 0;
   c->too_big = 0;
   return 0;
 }
@@ -105,14 +96,11 @@ static int on_url(http_parser *p, const char *at, size_t len) {
 
 static int on_body(http_parser *p, const char *at, size_t len) {
   rock_http_conn_t *c = p->data;
-  if (c->body_len + len > MAX_BODY) {
+  if (c->body.len + len > MAX_BODY) {
     c->too_big = 1;
     return 0;
   }
-  if (grow(&c->body, &c->body_cap, c->body_len + len + 1)) return -1;
-  memcpy(c->body + c->body_len, at, len);
-  c->body_len += len;
-  return 0;
+  return rock_buf_append(&c->body, at, len);
 }
 
 static int on_message_complete(http_parser *p) {
@@ -121,14 +109,14 @@ static int on_message_complete(http_parser *p) {
   if (!r) return -1;
   r->method = http_method_str(p->method);
   r->path = strdup(c->url ? c->url : "/");
-  r->body = malloc(c->body_len + 1);
+  r->body = malloc(c->body.len + 1);
   if (!r->path || !r->body) {
     req_free(r);
     return -1;
   }
-  if (c->body_len) memcpy(r->body, c->body, c->body_len);
-  r->body[c->body_len] = 0;
-  r->body_len = c->too_big ? (size_t)-1 : c->body_len;
+  if (c->body.len) memcpy(r->body, c->body.data, c->body.len);
+  r->body[c->body.len] = 0;
+  r->body_len = c->too_big ? (size_t)-1 : c->body.len;
   char *q = strchr(r->path, '?');
   if (q) *q++ = 0;
   r->query = q ? q : r->path + strlen(r->path);
@@ -178,9 +166,9 @@ static void send_raw(rock_http_conn_t *c, int status, const char *ctype,
 static void feed(rock_http_conn_t *c) {
   if (c->feeding) return;
   c->feeding = 1;
-  while (!c->busy && !c->closing && c->in_off < c->in_len) {
-    size_t n = http_parser_execute(&c->parser, &settings, c->in + c->in_off,
-                                   c->in_len - c->in_off);
+  while (!c->busy && !c->closing && c->in_off < c->in.len) {
+    size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
+                                   c->in.len - c->in_off);
     c->in_off += n;
     enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
     if (e == HPE_PAUSED) {
@@ -202,7 +190,7 @@ static void feed(rock_http_conn_t *c) {
       break;
     }
   }
-  if (!c->closing && c->in_off == c->in_len) c->in_off = c->in_len = 0;
+  if (!c->closing && c->in_off == c->in.len) c->in_off = c->in.len = 0;
   c->feeding = 0;
 }
 
@@ -224,12 +212,12 @@ void rock_http_respond(rock_http_req_t *req, int status,
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   rock_http_conn_t *c = h->data;
   (void)hint;
-  if (c->in_off && c->in_off == c->in_len) c->in_off = c->in_len = 0;
-  if (grow(&c->in, &c->in_cap, c->in_len + 65536)) {
+  if (c->in_off && c->in_off == c->in.len) c->in_off = c->in.len = 0;
+  if (rock_buf_reserve(&c->in, 65536)) {
     *buf = uv_buf_init(NULL, 0);
     return;
   }
-  *buf = uv_buf_init(c->in + c->in_len, c->in_cap - c->in_len);
+  *buf = uv_buf_init(c->in.data + c->in.len, c->in.cap - c->in.len - 1);
 }
 
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
@@ -239,7 +227,7 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
     conn_close(c);
     return;
   }
-  c->in_len += n;
+  c->in.len += n;
   feed(c);
 }
 

@@ -22,6 +22,10 @@ typedef struct rock_http_req {
   size_t body_len;
   rock_http_conn_t *conn; /* NULL once the client went away */
   void *user;             /* free for the handler's use */
+  /* Set by a handler that answers later: called once if the client goes
+   * away before the answer (the request is then an orphan; the handler
+   * still calls rock_http_respond, which only frees it). */
+  void (*on_abort)(struct rock_http_req *req);
 } rock_http_req_t;
 
 typedef void (*rock_http_handler_fn)(rock_http_req_t *req, void *data);

@@ -8,27 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-int rock_buf_append(rock_buf_t *b, const void *p, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    size_t c = b->cap ? b->cap : 256;
-    while (c < b->len + n + 1) c *= 2;
-    char *d = realloc(b->data, c);
-    if (!d) return -1;
-    b->data = d;
-    b->cap = c;
-  }
-  if (n) memcpy(b->data + b->len, p, n);
-  b->len += n;
-  b->data[b->len] = 0;
-  return 0;
-}
-
-void rock_buf_free(rock_buf_t *b) {
-  free(b->data);
-  b->data = NULL;
-  b->len = b->cap = 0;
-}
-
 /* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
 static size_t utf8_len(const unsigned char *s, size_t n) {
   unsigned c = s[0];

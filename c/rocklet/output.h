@@ -9,13 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
-  char *data;
-  size_t len, cap;
-} rock_buf_t;
+#include "../core/buf.h"
 
-int rock_buf_append(rock_buf_t *b, const void *p, size_t n);
-void rock_buf_free(rock_buf_t *b);
 
 /* Append the cleaned form of in[0..len) to out. Returns 0 or -1 (no memory). */
 int rock_output_clean(rock_buf_t *out, const char *in, size_t len);

@@ -1,0 +1,37 @@
+/* buf.c: the growable byte buffer of buf.h. Capacity doubles from 256
+ * bytes, so n appends cost O(n) copies in all. */
+#include "buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rock_buf_reserve(rock_buf_t *b, size_t n) {
+  if (n > (size_t)-1 / 2 - b->len) return -1; /* would overflow */
+  size_t need = b->len + n + 1;
+  if (need <= b->cap) return 0;
+  size_t c = b->cap ? b->cap : 256;
+  while (c < need) c *= 2;
+  char *d = realloc(b->data, c);
+  if (!d) return -1;
+  b->data = d;
+  b->cap = c;
+  return 0;
+}
+
+int rock_buf_append(rock_buf_t *b, const void *p, size_t n) {
+  if (rock_buf_reserve(b, n)) return -1;
+  if (n) memcpy(b->data + b->len, p, n);
+  b->len += n;
+  b->data[b->len] = 0;
+  return 0;
+}
+
+int rock_buf_puts(rock_buf_t *b, const char *s) {
+  return rock_buf_append(b, s, strlen(s));
+}
+
+void rock_buf_free(rock_buf_t *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}

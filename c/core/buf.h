@@ -1,0 +1,25 @@
+/* buf.h: rock's one growable byte buffer, used by the host and the rocklet
+ * (HTTP bodies, URLs, captured output). The data is always NUL-terminated
+ * after len bytes once anything was added, so text can be read as a C
+ * string. A zeroed rock_buf_t is an empty buffer; rock_buf_free makes it
+ * empty again. Allocation failures return -1 and leave the buffer as it
+ * was. */
+#ifndef ROCK_CORE_BUF_H
+#define ROCK_CORE_BUF_H
+
+#include <stddef.h>
+
+typedef struct {
+  char *data;
+  size_t len, cap;
+} rock_buf_t;
+
+/* Make room for at least n more bytes (and the NUL). Returns 0 or -1. */
+int rock_buf_reserve(rock_buf_t *b, size_t n);
+/* Append n bytes of p. Returns 0 or -1. */
+int rock_buf_append(rock_buf_t *b, const void *p, size_t n);
+/* Append a C string. Returns 0 or -1. */
+int rock_buf_puts(rock_buf_t *b, const char *s);
+void rock_buf_free(rock_buf_t *b);
+
+#endif
