@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../../c/include/rock.h"
+#include "base64.h"
 #include "log.h"
 #include "lua_core.h"
 
@@ -116,6 +117,26 @@ static int l_rocklet_path(lua_State *L) {
   return 1;
 }
 
+/* core.base64_encode(s) / core.base64_decode(s): for bytes JSON cannot
+ * carry (c/core/base64.h); decode raises invalid_argument on bad input. */
+static int base64_op(lua_State *L, int encode) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  rock_buf_t b = {0};
+  int rc = encode ? rock_base64_encode(&b, s, n) : rock_base64_decode(&b, s, n);
+  if (rc) {
+    rock_buf_free(&b);
+    lrock_push_error(L, rc == -1 ? ROCK_E_NO_MEMORY : ROCK_E_INVALID_ARGUMENT,
+                     rc == -1 ? NULL : "not base64", "base64");
+    return lua_error(L);
+  }
+  lua_pushlstring(L, b.data ? b.data : "", b.len);
+  rock_buf_free(&b);
+  return 1;
+}
+static int l_base64_encode(lua_State *L) { return base64_op(L, 1); }
+static int l_base64_decode(lua_State *L) { return base64_op(L, 0); }
+
 static int l_getpid(lua_State *L) {
   lua_pushinteger(L, getpid());
   return 1;
@@ -125,6 +146,8 @@ static const luaL_Reg funcs[] = {
     {"version", l_version},
     {"rocklet_path", l_rocklet_path},
     {"getpid", l_getpid},
+    {"base64_encode", l_base64_encode},
+    {"base64_decode", l_base64_decode},
     {"http_request", lrock_http_request},
     {"http_cancel", lrock_http_cancel},
     {"engine_request", lrock_engine_request},
