@@ -13,6 +13,7 @@
 #include "../include/rock.h"
 #include "log.h"
 #include "lua_core.h"
+#include "paths.h"
 
 struct rock_host {
   lua_State *L;
@@ -44,11 +45,16 @@ static int cb_pcall(lua_State *L, int nargs, int nresults, int flags) {
   return rc ? -rc : nresults;
 }
 
-/* The directory holding rock/init.lua: $ROCK_LUA_DIR, the source tree, or
- * the installed copy. */
-static const char *lua_dir(void) {
+/* The directory holding rock/init.lua: $ROCK_LUA_DIR, the installed copy
+ * next to this program, the source tree (build-tree programs), or the
+ * configure-time install dir. */
+static const char *lua_dir(char *buf, size_t cap) {
   const char *env = getenv("ROCK_LUA_DIR");
   if (env && *env) return env;
+  if (rock__installed(ROCK_INSTALL_LUA_REL "/rock/init.lua", buf, cap)) {
+    buf[strlen(buf) - strlen("/rock/init.lua")] = 0;
+    return buf;
+  }
   if (access(ROCK_SOURCE_LUA_DIR "/rock/init.lua", R_OK) == 0)
     return ROCK_SOURCE_LUA_DIR;
   return ROCK_INSTALL_LUA_DIR;
@@ -80,7 +86,8 @@ rock_host_t *rock_host_new(const char **err) {
   /* package.path = <lua dir>/?.lua;<lua dir>/?/init.lua;<default> */
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
-  const char *dir = lua_dir();
+  char buf[4096];
+  const char *dir = lua_dir(buf, sizeof buf);
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", dir, dir, lua_tostring(L, -1));
   lua_setfield(L, -3, "path");
   lua_pop(L, 2);

@@ -14,6 +14,7 @@
 #include "base64.h"
 #include "log.h"
 #include "lua_core.h"
+#include "paths.h"
 
 #define CTX_KEY "rock.ctx"       /* registry: the context userdata */
 #define CTX_MT "rock.context" /* its metatable */
@@ -102,10 +103,12 @@ static int l_version(lua_State *L) {
   return 1;
 }
 
-/* The rocklet binary: $ROCK_ROCKLET, else the build tree's, else the
- * installed one. */
+/* The rocklet binary: $ROCK_ROCKLET, else the one installed next to this
+ * code, else the build tree's, else the configure-time install dir's. */
 static int l_rocklet_path(lua_State *L) {
   const char *env = getenv("ROCK_ROCKLET");
+  char buf[4096];
+  if (!(env && *env)) env = rock__installed(ROCK_INSTALL_LIBEXEC_REL "/rocklet", buf, sizeof buf);
   if (env && *env) {
     lua_pushstring(L, env);
     return 1;
