@@ -5,9 +5,10 @@ local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 
 local IMAGE = "rock-test/debian:12"
--- engine_args replacing the Binds: the rocklet is there, its socket dir is
--- not, so it exits at once ("cannot listen")
-local NO_SOCKET_DIR = { Binds = { rock.core.rocklet_path() .. ":/.rock/rocklet:ro" } }
+-- engine_args making the container's file system read-only: the rocklet
+-- is there, but it cannot make its socket, so it exits at once ("cannot
+-- listen")
+local NO_SOCKET_DIR = { ReadonlyRootfs = true }
 
 --- Containers of this test's state dir in engine e.
 local function our_containers(e)
