@@ -77,6 +77,33 @@ for _, kind in ipairs({ "docker", "podman" }) do
     sb:stop()
   end)
 
+  -- issue 7 item 13: nothing the sandbox writes lands on the host's disk
+  T.test(kind .. ": issue7-13: no host dir is mounted writable; spills stay in the container", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE }
+    local ok, err = pcall(function()
+      local info = e:container_inspect(sb.container)
+      for _, b in ipairs(info.HostConfig.Binds or {}) do
+        T.ok(b:find(":ro$") or b:find(":ro,"), "bind mount read-only: " .. b)
+      end
+      T.eq(sb.rocklet_pid, math.tointeger(info.State.Pid), "the rocklet's pid is the container's init")
+      T.eq(sb.socket, "/proc/" .. sb.rocklet_pid .. "/root/.rock/rocklet.sock")
+      T.eq(require("rock.state").read_record(sb.dir).rocklet_pid, sb.rocklet_pid, "recorded")
+      -- output past the cap spills to a file; big files in the rocklet's dir
+      sb:create_session{ session = "s" }
+      local o = sb:run_in_session{ session = "s", command = "seq 1 200000", max_output = 1024 }
+      T.ok(o.output_file, "output spilled to " .. tostring(o.output_file))
+      sb:execute{ command = { "sh", "-c", "dd if=/dev/zero of=/.rock/state/big bs=1M count=8 2>/dev/null" } }
+      local names = {}
+      for name in io.popen("ls -A " .. sb.dir):lines() do names[#names + 1] = name end
+      table.sort(names)
+      T.eq(#names, 2, "host dir holds the record and the owner mark only: " .. table.concat(names, " "))
+      T.eq(names[2], "sandbox.json")
+      T.match(names[1], "^owner=")
+    end)
+    sb:stop()
+    if not ok then error(err, 0) end
+  end)
+
   T.test(kind .. ": a container whose command dies at once fails with its reason", function()
     local err = T.raises("sandbox_start_failed", rock.sandbox.start, {
       backend = kind, image = IMAGE, startup_timeout = 20,
