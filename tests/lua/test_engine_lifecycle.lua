@@ -104,6 +104,22 @@ for _, kind in ipairs({ "docker", "podman" }) do
     if not ok then error(err, 0) end
   end)
 
+  T.test(kind .. ": issue7-18: get_status says stopped after the rocklet died", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE }
+    rock.uv.kill(sb.rocklet_pid, "sigkill") -- the container's init: the container stops
+    for _ = 1, 100 do
+      local ok, info = pcall(e.container_inspect, e, sb.container)
+      if not ok or not info.State.Running then break end
+      rock.sleep(0.02)
+    end
+    local st = sb:get_status()
+    T.eq(st.is_alive, false)
+    T.eq(st.state, "stopped")
+    T.match(st.stop_reason, "container")
+    sb:stop()
+    T.raises("not_found", e.container_inspect, e, sb.container or "-")
+  end)
+
   T.test(kind .. ": a container whose command dies at once fails with its reason", function()
     local err = T.raises("sandbox_start_failed", rock.sandbox.start, {
       backend = kind, image = IMAGE, startup_timeout = 20,

@@ -165,7 +165,14 @@ end
 --- the container runs.
 function M.gone(sb)
   if not sb.container then return "no container" end
-  return why_not_running(sb.engine, sb.container)
+  local ok, info = pcall(sb.engine.container_inspect, sb.engine, sb.container)
+  if not ok then -- only an engine that says so is proof, not one that is unreachable
+    return errors.is(info, "not_found") and "the container is gone" or nil
+  end
+  local st = info.State or {}
+  if st.Running then return nil end
+  return string.format("the container stopped (status %s, exit code %s)", tostring(st.Status),
+    tostring(math.tointeger(st.ExitCode) or st.ExitCode))
 end
 
 --- Keep: mark the record so gc spares the container while it runs.

@@ -18,8 +18,9 @@ local M = {}
 
 local function write_record(sb)
   local me = state.me()
+  sb.pid_start = core.proc_start_time(sb.pid)
   state.write_record(sb.dir, {
-    id = sb.id, backend = "local", pid = sb.pid, pid_start = core.proc_start_time(sb.pid),
+    id = sb.id, backend = "local", pid = sb.pid, pid_start = sb.pid_start,
     rocklet_pid = sb.pid, socket = sb.socket, owner = state.owner_label(me),
     created = sb.create_time, auto_clear_seconds = sb.auto_clear_seconds,
   })
@@ -91,7 +92,7 @@ function M.gone(sb)
   if sb.exited then
     return string.format("rocklet exited (code %s, signal %s)", sb.exited.code, sb.exited.signal)
   end
-  if sb.pid and core.proc_start_time(sb.pid) == nil then return "rocklet process gone" end
+  if sb.pid and core.proc_start_time(sb.pid) ~= sb.pid_start then return "rocklet process gone" end
   return nil
 end
 
