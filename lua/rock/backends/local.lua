@@ -5,8 +5,9 @@
 -- process group (detached), a child subreaper, dying with its owner
 -- (PDEATHSIG through --owner-pid), cwd inside the sandbox dir. Commands run
 -- on the host's file system: this backend isolates processes, not files.
--- Stop: /close (the rocklet kills every descendant and exits), SIGKILL if
--- it does not go, then the directory is removed. Read next: sandbox.lua.
+-- Stop: /close (the rocklet kills every descendant and exits; SIGTERM, the
+-- same for it, when it does not answer), SIGKILL if it does not go, then
+-- the directory is removed. Read next: sandbox.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local task = require "rock.task"
@@ -52,6 +53,7 @@ function M._spawn(sb, opts, phase)
   local exe = core.rocklet_path()
   local log, lerr = uv.fs_open(sb.dir .. "/rocklet.log", "a", tonumber("600", 8))
   if not log then errors.raise("io_error", "cannot open " .. sb.dir .. "/rocklet.log: " .. tostring(lerr)) end
+  uv.fs_fchmod(log, tonumber("600", 8)) -- whatever the umask
   local args = { "serve", "--socket", sb.socket, "--dir", sb.dir .. "/rocklet",
                  "--owner-pid", tostring(core.getpid()) }
   if opts.auto_clear_seconds then
