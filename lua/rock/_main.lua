@@ -2,13 +2,45 @@
 -- main task; the loop runs until that task and every task it spawned are
 -- done; then sandboxes the recipe left running are stopped, so nothing
 -- outlives the process. At start, a gc pass (gc.once) runs beside the main
--- task. Exit status: 0, or 1 when the main task failed.
+-- task. SIGINT or SIGTERM runs the same exit sweep and exits 128+signal; a
+-- second signal exits at once. Exit status: 0, or 1 when the main task
+-- failed.
+local uv = require "luv"
 local task = require "rock.task"
 local sandbox = require "rock.sandbox"
 
 local M = {}
 
+local SIGNALS = { sigint = 2, sigterm = 15 }
+
+--- Watch SIGINT and SIGTERM while a recipe runs. The handles are unref'd
+--- (they never keep the loop alive); returns a function closing them.
+local function watch_signals()
+  local handles, caught = {}, nil
+  for name, num in pairs(SIGNALS) do
+    local h = uv.new_signal()
+    h:start(name, function()
+      local code = 128 + num
+      if caught then os.exit(code) end -- a second signal: at once
+      caught = name
+      io.stderr:write("rock: ", name:upper(), ": stopping this host's sandboxes (again to exit now)\n")
+      task.spawn(function()
+        pcall(sandbox.stop_all)
+        os.exit(code)
+      end)
+    end)
+    h:unref()
+    handles[#handles + 1] = h
+  end
+  return function()
+    for _, h in ipairs(handles) do
+      if not h:is_closing() then h:close() end
+    end
+  end
+end
+
 function M.run(fn, ...)
+  local unwatch = watch_signals()
   require("rock.gc").once() -- beside the main task: reap what dead hosts left
   local main = task.spawn(fn, ...)
   task.run_until(function() return main.done and task.live() == 0 end)
@@ -19,6 +51,8 @@ function M.run(fn, ...)
     local sweep = task.spawn(sandbox.stop_all)
     task.run_until(function() return sweep.done end)
   end
+  unwatch()
+  uv.run("nowait") -- let the closes complete
   return (main.done and main.ok) and 0 or 1
 end
 

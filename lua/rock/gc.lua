@@ -1,15 +1,17 @@
 --- rock.gc: reap what dead hosts left, and list what is alive.
--- A sandbox is garbage when its owner process is dead (the pid is gone or
--- now belongs to another process: the start time differs) or when its
--- container is no longer running (its idle lease lapsed, or it crashed).
--- gc removes its container, its socket dir and, for local sandboxes, kills
--- its rocklet's process group. A sandbox kept for debugging
--- (sb:keep(), teardown's keep_on_failure) is spared until its lease ends
--- its container. It runs from `rock gc` and at every host start (gc.once).
--- Sandboxes owned by live processes are never touched.
+-- Only a dead owner makes a sandbox garbage (the owner's pid is gone, or
+-- now belongs to another process: the start time differs). A sandbox
+-- whose owner is alive is never touched, whatever state its container or
+-- dir is in (a container between create and start, a dir whose record is
+-- being written): its owner stops it. A sandbox kept for debugging
+-- (sb:keep(), teardown's keep_on_failure) is spared after its owner died
+-- until its lease ends its container. A dir is removed only when proven
+-- abandoned: its record, or the owner mark made with it (state.lua), names
+-- a dead owner; a dir with neither is left and reported. gc removes the
+-- container, the dir and, for local sandboxes, kills the rocklet's process
+-- group. It runs from `rock gc` and at every host start (gc.once).
 local uv = require "luv"
 local core = require "rock.core"
-local errors = require "rock.errors"
 local state = require "rock.state"
 local engine = require "rock.engine"
 local rocklet = require "rock.rocklet"
@@ -43,10 +45,12 @@ local function kill_local(rec)
   uv.kill(rec.pid, "sigkill")
 end
 
---- Reap garbage. Returns {removed = {{id=, backend=, why=}, ...}, errors = {...}}.
+--- Reap garbage. Returns {removed = {{id=, backend=, why=}, ...},
+--- errors = {...}, left = {{id=, why=}, ...}} (left: dirs gc cannot prove
+--- abandoned).
 function M.run()
-  local report = { removed = {}, errors = {} }
-  local seen = {}
+  local report = { removed = {}, errors = {}, left = {} }
+  local running = {} -- sandbox id -> its container runs
   local function removed(id, backend, why)
     report.removed[#report.removed + 1] = { id = id, backend = backend, why = why }
   end
@@ -57,48 +61,42 @@ function M.run()
     if not ok then report.errors[#report.errors + 1] = tostring(list); list = {} end
     for _, c in ipairs(list) do
       local labels = c.Labels or {}
-      local id = labels["rock.sandbox"]
+      local id = labels["rock.sandbox"] or "?"
       local owner = state.parse_owner(labels["rock.owner"])
-      local rec = labels["rock.dir"] and state.read_record(labels["rock.dir"]) or {}
       local why
-      if c.State ~= "running" then why = "container " .. tostring(c.State)
-      elseif not state.owner_alive(owner) and not rec.kept then why = "owner dead" end
+      if not state.owner_alive(owner) then -- the owner first: never a live one's
+        local rec = labels["rock.dir"] and state.read_record(labels["rock.dir"]) or {}
+        if not rec.kept or c.State ~= "running" then
+          why = rec.kept and ("kept, container " .. tostring(c.State)) or "owner dead"
+        end
+      end
       if why then
         local ok2, err = pcall(e.container_remove, e, c.Id, true)
         if ok2 then
           local dir = labels["rock.dir"]
-          if dir and dir:match("/sandboxes/" .. id:gsub("%p", "%%%0") .. "$") then
+          if dir and state.valid_id(id) and dir:match("/sandboxes/" .. id:gsub("%p", "%%%0") .. "$") then
             pcall(state.remove_dir, dir)
           end
           removed(id, e.kind, why)
         else
           report.errors[#report.errors + 1] = tostring(err)
         end
+      else
+        running[id] = running[id] or c.State == "running"
       end
-      seen[id] = true
     end
   end
   -- sandbox dirs of this state dir
-  local kinds = {}
-  for _, e in ipairs(answering) do kinds[e.kind] = true end
   for _, s in ipairs(state.list()) do
     local rec = s.record
+    local owner = state.parse_owner(rec and rec.owner) or state.marked_owner(s.dir)
     local why
-    if not rec then
-      -- a start in progress writes its record right after making the
-      -- dir; only a dir older than a minute without one is garbage
-      local st = uv.fs_stat(s.dir)
-      if st and os.time() - st.mtime.sec > 60 then why = "no record" end
-    elseif not state.owner_alive(state.parse_owner(rec.owner)) and not rec.kept then
-      why = "owner dead"
-    elseif rec.backend == "local" then
-      if not (rec.pid and core.proc_start_time(rec.pid) == rec.pid_start) then why = "rocklet gone" end
-    elseif kinds[rec.backend] and not seen[s.id] then
-      -- maybe created after the listing above: ask for it by id
-      local e = engine.connect(rec.backend)
-      local ok, err = pcall(e.container_inspect, e, rec.container or "-")
-      if not ok and (errors.is(err, "not_found") or errors.is(err, "invalid_argument")) then
-        why = "container gone"
+    if not owner then
+      report.left[#report.left + 1] = { id = s.id,
+        why = "no readable record and no owner mark: cannot prove it abandoned" }
+    elseif not state.owner_alive(owner) then
+      if not (rec and rec.kept and running[s.id]) then
+        why = rec and "owner dead" or "owner dead (no readable record)"
       end
     end
     if why then
@@ -144,7 +142,8 @@ function M.ps()
       age = rec.created and (os.time() - rec.created) or nil,
       image = rec.image, state = "?",
     }
-    local ok, r = pcall(rocklet.call, rec.socket or (s.dir .. "/rocklet.sock"), "/lease", {}, 2)
+    local ok, r = pcall(rocklet.call, rec.socket or (s.dir .. "/rocklet.sock"), "/lease", {}, 2,
+      rec.rocklet_pid)
     if ok then
       row.state, row.lease_left = "running", r.lease_left
     else

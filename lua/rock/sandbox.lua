@@ -9,8 +9,20 @@
 -- rocklet.lua. Every call here waits: run it inside a task.
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
+local task = require "rock.task"
+local state = require "rock.state"
+local core = require "rock.core"
 
 local M = {}
+
+--- Defaults, one per concept (documented in docs/lua-api.md):
+--- seconds sandbox.start waits for the rocklet to answer (every backend),
+M.DEFAULT_STARTUP_TIMEOUT = 60
+--- seconds create_session waits for bash and the startup files,
+M.DEFAULT_SESSION_STARTUP_TIMEOUT = 60
+--- and the largest max_output accepted (bytes returned per call; the
+--- rocklet's floor is 64).
+M.MAX_OUTPUT_LIMIT = 1 << 30
 
 local backends = {
   ["local"] = "rock.backends.local",
@@ -49,6 +61,30 @@ local function opt(v, kind, fname, field)
   return v
 end
 
+-- an optional duration in seconds (finite, 0 ..task.MAX_SECONDS)
+local function seconds(v, fname, field)
+  return task.check_seconds(v, string.format("%s: '%s'", fname, field), true)
+end
+
+-- an optional max_output: a whole number of bytes, 64 .. MAX_OUTPUT_LIMIT
+local function max_output(v, fname)
+  if v == nil then return nil end
+  if math.type(v) == "float" and v == math.floor(v) and v >= 0 and v <= M.MAX_OUTPUT_LIMIT then
+    v = math.tointeger(v)
+  end
+  if math.type(v) ~= "integer" or v < 64 or v > M.MAX_OUTPUT_LIMIT then
+    errors.raise("invalid_argument", string.format(
+      "%s: 'max_output' must be a whole number of bytes from 64 to %d, got %s",
+      fname, M.MAX_OUTPUT_LIMIT, tostring(v)))
+  end
+  return v
+end
+
+-- does s need base64 on the wire (JSON strings carry UTF-8 without NUL)?
+local function binary(s)
+  return utf8.len(s) == nil or s:find("\0", 1, true) ~= nil
+end
+
 function Sandbox:_transition(to, event)
   self.state_history[#self.state_history + 1] = {
     from_state = self.state, to_state = to, event = event, timestamp = now(),
@@ -83,8 +119,11 @@ local function start_once(backend, opts)
     sb:_phase(name, "waiting")
   end
   if backend == "local" then sb:_phase("image_pull", "success", "no image for the local backend") end
+  live[sb] = true -- from now on, the exit sweep (a signal, the end) stops it too
   local ok, err = pcall(sb._impl.start, sb, opts, function(...) sb:_phase(...) end)
   if not ok then
+    live[sb] = nil
+    sb._released = true -- the backend removed what it made
     for _, name in ipairs(PHASES) do
       local p = sb.phases[name]
       if p.status == "running" or p.status == "waiting" then
@@ -99,8 +138,10 @@ local function start_once(backend, opts)
     err.phases, err.sandbox_id = sb.phases, sb.id
     return nil, err
   end
+  if sb._released then -- stopped by the exit sweep while it started
+    return nil, errors.new("sandbox_start_failed", "stopped while it started")
+  end
   sb:_transition("running", "started")
-  live[sb] = true
   return sb
 end
 
@@ -109,7 +150,9 @@ end
 ---  pull="missing"|"always"|"never", memory= ("8g" or bytes), cpus=,
 ---  pids_limit=, env={K=v}, mounts={"host:ctr[:ro]"}, network= (default
 ---  "none"), engine_args= (extra HostConfig fields), auto_clear_seconds=
----  (idle lease), startup_timeout=, sandbox_id=, start_retry_times= (0)}
+---  (idle lease), startup_timeout= (seconds to wait for the rocklet,
+---  default M.DEFAULT_STARTUP_TIMEOUT = 60), sandbox_id= (default a fresh
+---  "rk-..."; ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$), start_retry_times= (0)}
 ---@return rock.Sandbox
 function M.start(opts)
   opts = check_table(opts, "sandbox.start")
@@ -121,14 +164,22 @@ function M.start(opts)
     errors.raise("invalid_argument", "sandbox.start: unknown backend '" .. backend ..
       "' (auto, docker, podman or local)")
   end
-  opt(opts.auto_clear_seconds, "number", "sandbox.start", "auto_clear_seconds")
-  opt(opts.startup_timeout, "number", "sandbox.start", "startup_timeout")
+  seconds(opts.auto_clear_seconds, "sandbox.start", "auto_clear_seconds")
+  seconds(opts.startup_timeout, "sandbox.start", "startup_timeout")
+  if opts.sandbox_id ~= nil and not state.valid_id(opts.sandbox_id) then
+    errors.raise("invalid_argument", "sandbox.start: 'sandbox_id' must match " ..
+      "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$, got " .. string.format("%q", tostring(opts.sandbox_id)))
+  end
   opt(opts.image, "string", "sandbox.start", "image")
   opt(opts.env, "table", "sandbox.start", "env")
   opt(opts.mounts, "table", "sandbox.start", "mounts")
   opt(opts.engine_args, "table", "sandbox.start", "engine_args")
   opt(opts.pids_limit, "number", "sandbox.start", "pids_limit")
   local retries = opt(opts.start_retry_times, "number", "sandbox.start", "start_retry_times") or 0
+  local given = opts
+  opts = {} -- the backends' copy, with the defaults filled in
+  for k, v in pairs(given) do opts[k] = v end
+  opts.startup_timeout = opts.startup_timeout or M.DEFAULT_STARTUP_TIMEOUT
   require("rock.gc").once()
   local failures = {}
   for attempt = 1, retries + 1 do
@@ -148,13 +199,32 @@ function M.start(opts)
   end
 end
 
---- POST to this sandbox's rocklet.
+--- If the rocklet is gone for good (the backend says why), the sandbox is
+--- stopped: record it (state "stopped", event "rocklet_gone", stop_reason).
+--- Returns the reason, or nil while it runs.
+function Sandbox:_check_gone()
+  if self.state ~= "running" then return self.stop_reason end
+  local ok, why = pcall(self._impl.gone, self)
+  if not ok or not why then return nil end
+  self.stop_reason = why
+  self.stop_time = now()
+  self:_transition("stopped", "rocklet_gone")
+  return why
+end
+
+--- POST to this sandbox's rocklet (whose pid the host checks: peer).
 function Sandbox:_call(path, body, timeout)
   if self.state ~= "running" then
-    errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state,
-      { op = path:sub(2) })
+    errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state ..
+      (self.stop_reason and (": " .. self.stop_reason) or ""), { op = path:sub(2) })
   end
-  return rocklet.call(self.socket, path, body, timeout)
+  local ok, res = pcall(rocklet.call, self.socket, path, body, timeout, self.rocklet_pid)
+  if ok then return res end
+  if errors.is(res, "sandbox_not_alive") then
+    local why = self:_check_gone()
+    if why then res.message = res.message .. " (" .. why .. ")" end
+  end
+  error(res, 0)
 end
 
 --- Grace on top of a command's own timeout for the HTTP exchange.
@@ -165,7 +235,8 @@ local CALL_MARGIN = 30
 --- Returns {output=} (what the startup files printed).
 function Sandbox:create_session(opts)
   opts = check_table(opts, "create_session")
-  local st = opt(opts.startup_timeout, "number", "create_session", "startup_timeout") or 60
+  local st = seconds(opts.startup_timeout, "create_session", "startup_timeout")
+    or M.DEFAULT_SESSION_STARTUP_TIMEOUT
   local r = self:_call("/create_session", {
     session = opt(opts.session, "string", "create_session", "session") or "default",
     startup_source = opt(opts.startup_source, "table", "create_session", "startup_source"),
@@ -176,17 +247,21 @@ function Sandbox:create_session(opts)
   return { output = r.output, session_type = "bash", exit_code = r.exit_code }
 end
 
---- Run a command in a session. opts: session, command, timeout (seconds,
---- default none), max_output (bytes returned, default 1 MiB).
+--- Run a command in a session. opts: session, command (any bytes: one
+--- that is not UTF-8 or holds a NUL travels base64-encoded), timeout
+--- (seconds, default none), max_output (bytes returned, default 1 MiB).
 --- Returns {output, exit_code, failure_reason, truncated, output_file}.
 function Sandbox:run_in_session(opts)
   opts = check_table(opts, "run_in_session")
-  local timeout = opt(opts.timeout, "number", "run_in_session", "timeout")
+  local timeout = seconds(opts.timeout, "run_in_session", "timeout")
+  local command = need(opts.command, "string", "run_in_session", "command")
+  local encoding
+  if binary(command) then command, encoding = core.base64_encode(command), "base64" end
   return self:_call("/run_in_session", {
     session = opt(opts.session, "string", "run_in_session", "session") or "default",
-    command = need(opts.command, "string", "run_in_session", "command"),
+    command = command, encoding = encoding,
     timeout = timeout,
-    max_output = opt(opts.max_output, "number", "run_in_session", "max_output"),
+    max_output = max_output(opts.max_output, "run_in_session"),
   }, timeout and timeout + CALL_MARGIN or nil)
 end
 Sandbox.arun = Sandbox.run_in_session
@@ -212,42 +287,68 @@ function Sandbox:execute(opts)
   if type(cmd) ~= "string" and type(cmd) ~= "table" then
     errors.raise("invalid_argument", "execute: 'command' must be a string or a list")
   end
-  local timeout = opt(opts.timeout, "number", "execute", "timeout")
+  local timeout = seconds(opts.timeout, "execute", "timeout")
   return self:_call("/execute", {
     command = cmd, timeout = timeout,
     cwd = opt(opts.cwd, "string", "execute", "cwd"),
     env = opt(opts.env, "table", "execute", "env"),
-    max_output = opt(opts.max_output, "number", "execute", "max_output"),
+    max_output = max_output(opts.max_output, "execute"),
   }, timeout and timeout + CALL_MARGIN or nil)
 end
 
---- Write a text file (parents created). Returns {success=true, message=}.
+--- Write a file (parents created). content is any bytes: content that
+--- is not UTF-8 or holds a NUL travels base64-encoded and lands as is.
+--- Returns {success=true, message=}.
 function Sandbox:write_file(opts)
   opts = check_table(opts, "write_file")
+  local content = need(opts.content, "string", "write_file", "content")
+  local encoding
+  if binary(content) then content, encoding = core.base64_encode(content), "base64" end
   return self:_call("/write_file", {
     path = need(opts.path, "string", "write_file", "path"),
-    content = need(opts.content, "string", "write_file", "content"),
+    content = content, encoding = encoding,
   }, CALL_MARGIN)
 end
 
---- Read a text file. Returns {content=}.
+--- Read a file. Returns {content=}: text (invalid UTF-8 replaced), or
+--- with binary=true the exact bytes (sent base64-encoded).
 function Sandbox:read_file(opts)
   opts = check_table(opts, "read_file")
-  return self:_call("/read_file", { path = need(opts.path, "string", "read_file", "path") },
-    CALL_MARGIN)
+  local bin = opt(opts.binary, "boolean", "read_file", "binary")
+  local r = self:_call("/read_file", {
+    path = need(opts.path, "string", "read_file", "path"),
+    encoding = bin and "base64" or nil,
+  }, CALL_MARGIN)
+  if bin then
+    if r.encoding ~= "base64" then
+      errors.raise("internal", "read_file: the rocklet did not answer in base64", { op = "read_file" })
+    end
+    local bytes = core.base64_decode(r.content or "")
+    if not bytes then
+      errors.raise("internal", "read_file: the rocklet's base64 does not decode", { op = "read_file" })
+    end
+    r.content, r.encoding = bytes, nil
+  end
+  return r
 end
 
---- Is the sandbox's rocklet answering?
+--- Is the sandbox's rocklet answering? When it is gone for good, the
+--- sandbox's state becomes "stopped" (get_status says why).
 function Sandbox:is_alive()
   if self.state ~= "running" then return false end
-  return (pcall(rocklet.call, self.socket, "/is_alive", {}, 5))
+  if pcall(rocklet.call, self.socket, "/is_alive", {}, 5, self.rocklet_pid) then return true end
+  self:_check_gone()
+  return false
 end
 
 --- ROCK's SandboxStatus: {sandbox_id, state, is_alive, status (phases),
---- image, create_time, start_time, stop_time, state_history, ...}.
+--- image, create_time, start_time, stop_time, state_history, ...}. A
+--- sandbox whose rocklet died reads state "stopped", is_alive false, and
+--- stop_reason says why.
 function Sandbox:get_status()
+  local alive = self:is_alive()
   return {
-    sandbox_id = self.id, state = self.state, is_alive = self:is_alive(),
+    sandbox_id = self.id, state = self.state, is_alive = alive, stop_reason = self.stop_reason,
     status = self.phases, phases = self.phases, backend = self.backend,
     image = self.image, cpus = self.cpus, memory = self.memory,
     host_name = "localhost", host_ip = "127.0.0.1", port_mapping = {},
@@ -259,11 +360,14 @@ end
 --- Stop the sandbox: every process in it ends, then its files go. Safe
 --- to call twice.
 function Sandbox:stop()
-  if self.state == "stopped" then return end
+  if self._released then return end
+  self._released = true
   live[self] = nil
   self._impl.stop(self)
-  self.stop_time = now()
-  self:_transition("stopped", "stop")
+  if self.state ~= "stopped" then
+    self.stop_time = now()
+    self:_transition("stopped", "stop")
+  end
 end
 
 --- Keep the sandbox running past this host (for debugging a failed

@@ -1,9 +1,13 @@
 --- rock.state: the state dir and the sandbox records in it.
 -- $ROCK_HOME (default ~/.local/state/rock) holds sandboxes/<id>/ for every
--- sandbox of every backend: its socket dir and a record, sandbox.json,
--- saying who owns it (host name, pid and the pid's start time, so a reused
--- pid is not mistaken for the owner). gc.lua reads the records; the
--- backends write them.
+-- sandbox of every backend: a record, sandbox.json, saying who owns it
+-- (host name, pid and the pid's start time, so a reused pid is not
+-- mistaken for the owner), and an empty file whose name carries the same
+-- owner ("owner=host:pid:start"), made right after the dir, before any
+-- byte is written: when the record cannot be read (a full disk, a crash
+-- mid-start) it still tells gc whose the dir is. Everything here is owner-
+-- only (dirs 0700, files 0600) whatever the umask. gc.lua reads the
+-- records; the backends write them.
 local uv = require "luv"
 local core = require "rock.core"
 local cjson = require "cjson.safe"
@@ -20,14 +24,65 @@ end
 
 function M.sandboxes_dir() return M.dir() .. "/sandboxes" end
 
+local DIR_MODE = tonumber("700", 8)
+local FILE_MODE = tonumber("600", 8)
+
+--- mkdir -p, making each missing dir owner-only (0700, whatever the
+--- umask); dirs that exist are left as they are.
 function M.mkdir_p(path)
   local acc = path:sub(1, 1) == "/" and "" or "."
   for part in path:gmatch("[^/]+") do
     acc = acc .. "/" .. part
-    local ok, err, code = uv.fs_mkdir(acc, tonumber("755", 8))
-    if not ok and code ~= "EEXIST" then
+    local ok, err, code = uv.fs_mkdir(acc, DIR_MODE)
+    if ok then
+      uv.fs_chmod(acc, DIR_MODE) -- mkdir's mode went through the umask
+    elseif code ~= "EEXIST" then
       errors.raise("io_error", "mkdir " .. acc .. ": " .. tostring(err))
     end
+  end
+end
+
+--- A valid sandbox id: what may name a dir under sandboxes/ and a
+--- container: ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$.
+function M.valid_id(id)
+  return type(id) == "string" and #id <= 64 and id:match("^[A-Za-z0-9][A-Za-z0-9_.%-]*$") ~= nil
+end
+
+--- The file whose name marks dir's owner.
+local MARK = "owner="
+
+--- Make sandboxes/<id> (0700) and mark its owner (this process) in it.
+--- Raises invalid_argument if it exists already, io_error if it cannot
+--- be made. Returns the dir.
+function M.make_sandbox_dir(id)
+  if not M.valid_id(id) then
+    errors.raise("invalid_argument", "invalid sandbox id " .. string.format("%q", tostring(id)))
+  end
+  M.mkdir_p(M.sandboxes_dir())
+  local dir = M.sandboxes_dir() .. "/" .. id
+  local ok, err, code = uv.fs_mkdir(dir, DIR_MODE)
+  if not ok then
+    if code == "EEXIST" then errors.raise("invalid_argument", "sandbox " .. id .. " already exists") end
+    errors.raise("io_error", "mkdir " .. dir .. ": " .. tostring(err))
+  end
+  uv.fs_chmod(dir, DIR_MODE)
+  local fd, err2 = uv.fs_open(dir .. "/" .. MARK .. M.owner_label(M.me()), "w", FILE_MODE)
+  if not fd then
+    uv.fs_rmdir(dir)
+    errors.raise("io_error", "cannot mark the owner of " .. dir .. ": " .. tostring(err2))
+  end
+  uv.fs_close(fd)
+  return dir
+end
+
+--- The owner marked in dir (make_sandbox_dir), or nil.
+function M.marked_owner(dir)
+  local h = uv.fs_scandir(dir)
+  if not h then return nil end
+  while true do
+    local name = uv.fs_scandir_next(h)
+    if not name then return nil end
+    if name:sub(1, #MARK) == MARK then return M.parse_owner(name:sub(#MARK + 1)) end
   end
 end
 
@@ -63,19 +118,38 @@ function M.owner_alive(o)
   return st ~= nil and (o.start == nil or o.start == 0 or st == o.start)
 end
 
---- Write rec as dir/sandbox.json (atomically: temp file, then rename).
+--- Write rec as dir/sandbox.json, owner-only (0600), atomically (a temp
+--- file, then rename), checking every step: a record that cannot be
+--- written whole (a full disk) raises io_error and leaves the old one.
 function M.write_record(dir, rec)
-  local tmp = dir .. "/sandbox.json.tmp"
-  local f = assert(io.open(tmp, "w"))
-  f:write(cjson.encode(rec))
-  f:close()
-  assert(os.rename(tmp, dir .. "/sandbox.json"))
+  local data = cjson.encode(rec)
+  local tmp, final = dir .. "/sandbox.json.tmp", dir .. "/sandbox.json"
+  local fd, err = uv.fs_open(tmp, "w", FILE_MODE)
+  local why
+  if not fd then
+    why = err
+  else
+    uv.fs_fchmod(fd, FILE_MODE) -- open's mode went through the umask
+    local n, werr = uv.fs_write(fd, data, 0)
+    if n ~= #data then why = werr or string.format("short write (%s of %d bytes)", tostring(n), #data) end
+    local ok, cerr = uv.fs_close(fd)
+    if not ok and not why then why = cerr end
+    if not why then
+      local rok, rerr = uv.fs_rename(tmp, final)
+      if not rok then why = rerr end
+    end
+  end
+  if why then
+    uv.fs_unlink(tmp)
+    errors.raise("io_error", "cannot write the sandbox record " .. final .. ": " .. tostring(why))
+  end
 end
 
+--- The record of dir, or nil when it is missing or unreadable.
 function M.read_record(dir)
   local f = io.open(dir .. "/sandbox.json")
   if not f then return nil end
-  local rec = cjson.decode(f:read("a"))
+  local rec = cjson.decode(f:read("a") or "")
   f:close()
   return type(rec) == "table" and rec or nil
 end

@@ -15,6 +15,7 @@ local live = 0
 local ready = {}      -- tasks to resume, with their values
 local idle            -- luv idle handle draining `ready`
 local CANCEL = {}     -- first value of a resume that aborts an await
+local check_deadlines -- defined with the deadlines, below
 
 ---@class rock.Task
 ---@field done boolean
@@ -125,6 +126,26 @@ end
 
 local function tasks_ready() return #ready > 0 end
 
+-- Deadlines (rock.timeout) of a task: t.deadlines is a stack of scopes
+-- {err=, expired=}, outermost first. A deadline that falls while the task
+-- is parked cancels the wait at once; one that falls while the task is
+-- queued or running Lua is marked and wins at the task's next wait or
+-- resume. The outermost expired scope wins: its error passes through the
+-- inner scopes, which re-raise errors that are not theirs.
+-- The clock is read too, so a wait that completes at once (no loop turn
+-- for the timer to fire) still sees a deadline that has passed.
+function check_deadlines(t)
+  local d = t.deadlines
+  if not d or #d == 0 then return end
+  local now = uv.hrtime()
+  for i = 1, #d do
+    if d[i].expired or now >= d[i].deadline then
+      d[i].expired = true
+      error(d[i].err, 0)
+    end
+  end
+end
+
 --- Wait for an operation. start(done) begins it and returns a cancel
 --- function (or nil); the operation calls done(...) once; await returns
 --- those values. Inside a task the task parks; outside, the loop runs here.
@@ -154,6 +175,7 @@ function M.await(start)
     end
     return table.unpack(res, 1, res.n)
   end
+  check_deadlines(t) -- one may have fallen while the task ran
   local cancel
   cancel = start(function(...)
     if woken then return end
@@ -175,15 +197,33 @@ function M.await(start)
     schedule(t, CANCEL, err)
   end
   local r = table.pack(coroutine.yield())
+  check_deadlines(t) -- one may have fallen while the task sat in the queue
   if r[1] == CANCEL then error(r[2], 0) end
   return table.unpack(r, 1, r.n)
 end
 
+--- The longest wait rock accepts, in seconds (about 31 years): past it
+--- a duration is taken for a mistake (math.huge, 1e300) and refused.
+M.MAX_SECONDS = 1e9
+
+--- Check a duration in seconds: a finite number, 0 <= v <= MAX_SECONDS.
+--- Raises invalid_argument naming what (e.g. "rock.sleep: seconds").
+--- nil passes when optional is true. Returns v.
+function M.check_seconds(v, what, optional)
+  if v == nil and optional then return nil end
+  if type(v) ~= "number" or v ~= v or v < 0 or v > M.MAX_SECONDS then
+    errors.raise("invalid_argument", string.format(
+      "%s must be a number of seconds from 0 to %g, got %s", what, M.MAX_SECONDS, tostring(v)))
+  end
+  return v
+end
+
 --- Park the running task for s seconds.
 function M.sleep(s)
-  assert(type(s) == "number" and s >= 0, "rock.sleep: seconds must be a number >= 0")
+  M.check_seconds(s, "rock.sleep: seconds")
   M.await(function(done)
     local timer = uv.new_timer()
+    uv.update_time() -- timers count from the loop's cached time: refresh it
     timer:start(math.floor(s * 1000 + 0.5), 0, function()
       timer:close()
       done()
@@ -222,16 +262,32 @@ end
 
 --- Run fn(...) in the running task with a deadline of s seconds; past it,
 --- whatever the task waits on is cancelled and {code="timeout"} is raised.
+--- The deadline holds in every state of the task: if it falls while the
+--- task is queued or running Lua, the timeout is raised at its next wait.
+--- Nested timeouts each raise their own error; an outer deadline's error
+--- passes through inner ones.
 function M.timeout(s, fn, ...)
   local t = M.current()
   if not t then errors.raise("not_in_task", "rock.timeout must run inside a task") end
+  M.check_seconds(s, "rock.timeout: seconds")
+  if type(fn) ~= "function" then
+    errors.raise("invalid_argument", "rock.timeout: fn must be a function")
+  end
+  local scope = { err = errors.new("timeout", string.format("timed out after %gs", s)),
+                  deadline = uv.hrtime() + s * 1e9 }
+  t.deadlines = t.deadlines or {}
+  local depth = #t.deadlines + 1
+  t.deadlines[depth] = scope
   local timer = uv.new_timer()
-  local err = errors.new("timeout", string.format("timed out after %gs", s))
+  uv.update_time() -- after Lua that ran long, the cached time is behind
   timer:start(math.floor(s * 1000 + 0.5), 0, function()
-    if t.cancel then t.cancel(err) end
+    scope.expired = true
+    if t.cancel then t.cancel(scope.err) end
   end)
   local r = table.pack(pcall(fn, ...))
   timer:close()
+  -- drop this scope (and any inner one an error skipped over)
+  for i = #t.deadlines, depth, -1 do t.deadlines[i] = nil end
   if not r[1] then error(r[2], 0) end
   return table.unpack(r, 2, r.n)
 end

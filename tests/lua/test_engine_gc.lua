@@ -129,4 +129,34 @@ T.test("gc leaves the sandboxes of live owners; ps lists them with their lease",
   b:stop()
 end)
 
+-- issue 7 item 8: a container between create and start belongs to a host
+-- that is starting it; gc must look at its owner, not at its state.
+T.test("issue7-8: gc leaves a live owner's container that is not started; removes a dead owner's", function()
+  local container = require "rock.backends.container"
+  local function create(owner)
+    local sb = { id = state.new_id(), image = IMAGE }
+    sb.dir = state.sandboxes_dir() .. "/" .. sb.id
+    local config = container.config(sb, {})
+    if owner then config.Labels["rock.owner"] = owner end
+    return docker:container_create("rock-" .. sb.id, config), sb.id
+  end
+  local me = state.me()
+  local dead = state.owner_label{ host = me.host, pid = me.pid, start = me.start + 1 } -- a reused pid
+  local live_c = create(nil) -- owned by this (live) process
+  local dead_c = create(dead)
+  local ok, err = pcall(function()
+    T.eq(docker:container_inspect(live_c).State.Status, "created")
+    local report = rock.gc.run()
+    T.eq(#report.errors, 0, "gc errors: " .. table.concat(report.errors, "; "))
+    T.eq(docker:container_inspect(live_c).State.Status, "created", "live owner's container left")
+    T.raises("not_found", docker.container_inspect, docker, dead_c)
+    local why
+    for _, r in ipairs(report.removed) do why = why or r.why end
+    T.eq(why, "owner dead")
+  end)
+  pcall(docker.container_remove, docker, live_c, true)
+  pcall(docker.container_remove, docker, dead_c, true)
+  if not ok then error(err, 0) end
+end)
+
 T.done()

@@ -5,9 +5,10 @@ local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 
 local IMAGE = "rock-test/debian:12"
--- engine_args replacing the Binds: the rocklet is there, its socket dir is
--- not, so it exits at once ("cannot listen")
-local NO_SOCKET_DIR = { Binds = { rock.core.rocklet_path() .. ":/.rock/rocklet:ro" } }
+-- engine_args making the container's file system read-only: the rocklet
+-- is there, but it cannot make its socket, so it exits at once ("cannot
+-- listen")
+local NO_SOCKET_DIR = { ReadonlyRootfs = true }
 
 --- Containers of this test's state dir in engine e.
 local function our_containers(e)
@@ -74,6 +75,49 @@ for _, kind in ipairs({ "docker", "podman" }) do
     local n = tonumber(forks.stdout)
     T.ok(n and n > 0 and n < 64, "forks before the pids limit: " .. forks.stdout .. forks.stderr)
     sb:stop()
+  end)
+
+  -- issue 7 item 13: nothing the sandbox writes lands on the host's disk
+  T.test(kind .. ": issue7-13: no host dir is mounted writable; spills stay in the container", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE }
+    local ok, err = pcall(function()
+      local info = e:container_inspect(sb.container)
+      for _, b in ipairs(info.HostConfig.Binds or {}) do
+        T.ok(b:find(":ro$") or b:find(":ro,"), "bind mount read-only: " .. b)
+      end
+      T.eq(sb.rocklet_pid, math.tointeger(info.State.Pid), "the rocklet's pid is the container's init")
+      T.eq(sb.socket, "/proc/" .. sb.rocklet_pid .. "/root/.rock/rocklet.sock")
+      T.eq(require("rock.state").read_record(sb.dir).rocklet_pid, sb.rocklet_pid, "recorded")
+      -- output past the cap spills to a file; big files in the rocklet's dir
+      sb:create_session{ session = "s" }
+      local o = sb:run_in_session{ session = "s", command = "seq 1 200000", max_output = 1024 }
+      T.ok(o.output_file, "output spilled to " .. tostring(o.output_file))
+      sb:execute{ command = { "sh", "-c", "dd if=/dev/zero of=/.rock/state/big bs=1M count=8 2>/dev/null" } }
+      local names = {}
+      for name in io.popen("ls -A " .. sb.dir):lines() do names[#names + 1] = name end
+      table.sort(names)
+      T.eq(#names, 2, "host dir holds the record and the owner mark only: " .. table.concat(names, " "))
+      T.eq(names[2], "sandbox.json")
+      T.match(names[1], "^owner=")
+    end)
+    sb:stop()
+    if not ok then error(err, 0) end
+  end)
+
+  T.test(kind .. ": issue7-18: get_status says stopped after the rocklet died", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE }
+    rock.uv.kill(sb.rocklet_pid, "sigkill") -- the container's init: the container stops
+    for _ = 1, 100 do
+      local ok, info = pcall(e.container_inspect, e, sb.container)
+      if not ok or not info.State.Running then break end
+      rock.sleep(0.02)
+    end
+    local st = sb:get_status()
+    T.eq(st.is_alive, false)
+    T.eq(st.state, "stopped")
+    T.match(st.stop_reason, "container")
+    sb:stop()
+    T.raises("not_found", e.container_inspect, e, sb.container or "-")
   end)
 
   T.test(kind .. ": a container whose command dies at once fails with its reason", function()

@@ -78,4 +78,31 @@ T.test("bad use raises invalid_argument", function()
   T.raises("invalid_argument", rock.teardown.run, {}, { backend = "docker", image = BASE })
 end)
 
+-- issue 7 item 17: SIGTERM to a host stops its containers before it exits
+-- (the local backend's cases are in test_signals.lua)
+T.test("issue7-17: SIGTERM to a host removes its containers", function()
+  local path = os.getenv("ROCK_HOME") .. "/recipe-term.lua"
+  local f = assert(io.open(path, "w"))
+  f:write("local rock = require 'rock'\n",
+    "local sb = rock.sandbox.start{ backend = 'docker', image = '", BASE, "' }\n",
+    "print(sb.container, sb.dir) io.stdout:flush()\nrock.sleep(600)\n")
+  f:close()
+  local p = assert(io.popen("exec " .. rock.uv.exepath() .. " " .. path .. " & echo $!; wait $!; echo rc=$?"))
+  local pid = tonumber(p:read("l"))
+  local container, dir = (p:read("l") or ""):match("^(%S+)%s+(%S+)$")
+  local ok, err = pcall(function()
+    T.ok(container, "the host started a container")
+    T.eq(docker:container_inspect(container).State.Running, true)
+    rock.uv.kill(pid, "sigterm")
+    T.eq(p:read("l"), "rc=143", "exit status")
+    T.raises("not_found", docker.container_inspect, docker, container)
+    T.ok(not rock.uv.fs_stat(dir), "sandbox dir removed")
+  end)
+  rock.uv.kill(pid, "sigkill")
+  p:close()
+  os.remove(path)
+  if container then pcall(docker.container_remove, docker, container, true) end
+  if not ok then error(err, 0) end
+end)
+
 T.done()

@@ -54,6 +54,98 @@ T.test("timeout cancels what the task waits on", function()
   T.eq(rock.timeout(1, function() rock.sleep(0.01); return "in time" end), "in time")
 end)
 
+-- issue 7 item 1: a deadline that falls while the task is not parked
+-- (queued, or running Lua) must still win at its next wait or resume.
+local function spin(ms)
+  local t0 = uv.hrtime()
+  while uv.hrtime() - t0 < ms * 1e6 do end
+end
+
+T.test("issue7-1: a deadline that falls while the task is queued holds", function()
+  local after = false
+  local err = T.raises("timeout", rock.timeout, 0.05, function()
+    -- a task that hogs the loop for 150 ms right after we park: when the
+    -- loop turns again, our operation (due at 10 ms) completes first and
+    -- queues us, then the deadline (50 ms) falls while we sit in the queue
+    rock.spawn(spin, 150)
+    local v = rock.await(function(done)
+      local tm = uv.new_timer()
+      tm:start(10, 0, function() tm:close(); done("op done") end)
+      return function() if not tm:is_closing() then tm:close() end end
+    end)
+    after = v
+    return "finished"
+  end)
+  T.match(err.message, "0.05")
+  T.eq(after, false, "the task went on past its deadline")
+end)
+
+T.test("issue7-1: a deadline that falls while the task runs Lua holds at its next wait", function()
+  local reached = {}
+  T.raises("timeout", rock.timeout, 0.05, function()
+    spin(150) -- past the deadline without waiting
+    reached[#reached + 1] = "spun"
+    rock.sleep(0) -- the next wait
+    reached[#reached + 1] = "slept"
+    return "finished"
+  end)
+  T.eq(#reached, 1, "stopped at the first wait after the deadline")
+  -- the same, for a wait that completes at once (a free semaphore, a done task)
+  local done_task = rock.spawn(function() return 1 end)
+  rock.wait(done_task)
+  T.raises("timeout", rock.timeout, 0.05, function()
+    spin(150)
+    rock.await(function(done) done("at once"); return nil end)
+    error("went on past the deadline")
+  end)
+end)
+
+T.test("issue7-1: a deadline caught inside its scope still holds at the next wait", function()
+  local second
+  T.raises("timeout", rock.timeout, 0.05, function()
+    pcall(rock.sleep, 1) -- the timeout, swallowed by the callee
+    second = "reached"
+    rock.sleep(0.01)     -- the deadline has passed: raises again
+    second = "went on"
+  end)
+  T.eq(second, "reached")
+end)
+
+T.test("issue7-1: nested timeouts each raise their own error", function()
+  -- the inner one falls; the outer scope goes on and finishes in time
+  local inner_err
+  local r = rock.timeout(5, function()
+    local ok, e = pcall(rock.timeout, 0.05, function() rock.sleep(5) end)
+    T.ok(not ok, "inner timed out")
+    inner_err = e
+    rock.sleep(0.1) -- past the inner deadline: must not raise
+    return "outer done"
+  end)
+  T.eq(r, "outer done")
+  T.match(inner_err.message, "0.05")
+  -- the outer one falls while the inner one (longer) runs: the outer's error
+  local e = T.raises("timeout", rock.timeout, 0.05, function()
+    rock.timeout(5, function() spin(100); rock.sleep(0) end)
+  end)
+  T.match(e.message, "0.05")
+  e = T.raises("timeout", rock.timeout, 0.05, function()
+    rock.timeout(5, function() rock.sleep(5) end)
+  end)
+  T.match(e.message, "0.05")
+  -- and a wait after both scopes ended is not affected
+  rock.sleep(0.01)
+end)
+
+T.test("issue7-18: durations that are NaN, negative or infinite are refused", function()
+  for _, bad in ipairs({ 0 / 0, -1, math.huge, -math.huge, 1.8e16, 1e300, "1" }) do
+    T.raises("invalid_argument", rock.sleep, bad)
+    T.raises("invalid_argument", rock.timeout, bad, function() end)
+  end
+  T.raises("invalid_argument", rock.timeout, 1, "not a function")
+  rock.sleep(0)
+  T.eq(rock.timeout(0, function() return "no wait, no timeout" end), "no wait, no timeout")
+end)
+
 T.test("luv handles mix with rock calls on the same loop", function()
   local fired = false
   local timer = uv.new_timer()

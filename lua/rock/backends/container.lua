@@ -3,11 +3,16 @@
 -- The rocklet binary is bind-mounted read-only at /.rock/rocklet and is the
 -- container's command, so it runs as PID 1: it reaps zombies, ends
 -- everything on SIGTERM, and exits when its idle lease lapses (the
--- container then stops with no host left). Its unix socket lives in a
--- per-sandbox host dir (state dir/sandboxes/<id>/run) bind-mounted at
--- /.rock/run; no port is published and the network is "none" unless asked.
--- Labels rock.sandbox, rock.owner, rock.expires and rock.dir let `rock gc`
--- find and reap what a dead host left. Read next: sandbox.lua, gc.lua.
+-- container then stops with no host left). Nothing of the host is mounted
+-- writable: the rocklet listens on /.rock/rocklet.sock and keeps its state
+-- (output spills) in /.rock/state, both in the container's own layer; the
+-- host reaches the socket through /proc/<pid>/root, pid being the
+-- container's init as the host sees it, and checks that the server is
+-- that pid (SO_PEERCRED), so a symlink planted there leads nowhere. The
+-- host keeps only the record (state dir/sandboxes/<id>). No port is
+-- published and the network is "none" unless asked. Labels rock.sandbox,
+-- rock.owner, rock.expires and rock.dir let `rock gc` find and reap what a
+-- dead host left. Read next: sandbox.lua, gc.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
@@ -19,8 +24,15 @@ local images = require "rock.images"
 local M = {}
 
 local IN_ROCKLET = "/.rock/rocklet"
-local IN_RUN = "/.rock/run"
+local IN_SOCKET = "/.rock/rocklet.sock"
+local IN_STATE = "/.rock/state"
 M.DEFAULT_LEASE = 1800 -- seconds idle before a container ends itself
+
+--- The host's path to the socket of the rocklet whose pid (host's view)
+--- is pid.
+function M.socket_path(pid)
+  return string.format("/proc/%d/root%s", pid, IN_SOCKET)
+end
 
 local function env_list(env)
   local out = {}
@@ -51,7 +63,6 @@ function M.config(sb, opts)
   local me = state.me()
   local hb = binds(opts.mounts)
   table.insert(hb, 1, core.rocklet_path() .. ":" .. IN_ROCKLET .. ":ro")
-  table.insert(hb, 2, sb.dir .. "/run:" .. IN_RUN)
   local host = {
     Binds = hb,
     NetworkMode = opts.network or "none",
@@ -64,7 +75,7 @@ function M.config(sb, opts)
   return {
     Image = sb.image,
     Entrypoint = { IN_ROCKLET },
-    Cmd = { "serve", "--socket", IN_RUN .. "/rocklet.sock", "--dir", IN_RUN .. "/state",
+    Cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE,
             "--idle-timeout", tostring(lease) },
     Env = opts.env and next(opts.env) and env_list(opts.env) or nil,
     Labels = {
@@ -91,9 +102,9 @@ local function why_not_running(e, id)
     ok2 and logs or "(no logs)")
 end
 
---- Start: fill sb (id, dir, socket, container) and bring its rocklet up.
---- phase(name, status, message) records progress. A failed start removes
---- what it made (container, dir) before raising.
+--- Start: fill sb (id, dir, container, rocklet_pid, socket) and bring its
+--- rocklet up. phase(name, status, message) records progress. A failed
+--- start removes what it made (container, dir) before raising.
 function M.start(sb, opts, phase)
   local e = engine.connect(sb.backend)
   sb.engine = e
@@ -102,12 +113,7 @@ function M.start(sb, opts, phase)
   end
   sb.image = opts.image
   sb.id = opts.sandbox_id or state.new_id()
-  sb.dir = state.sandboxes_dir() .. "/" .. sb.id
-  sb.socket = sb.dir .. "/run/rocklet.sock"
-  if #sb.socket >= 108 then
-    errors.raise("invalid_argument", "state dir path too long for a unix socket: " .. sb.socket)
-  end
-  if uv.fs_stat(sb.dir) then
+  if uv.fs_stat(state.sandboxes_dir() .. "/" .. sb.id) then
     errors.raise("invalid_argument", "sandbox " .. sb.id .. " already exists")
   end
 
@@ -115,26 +121,38 @@ function M.start(sb, opts, phase)
   local how = images.ensure(sb.image, { pull = opts.pull or "missing", engine = e })
   phase("image_pull", "success", how)
 
+  sb.dir = state.make_sandbox_dir(sb.id) -- from here on, stop removes it
   local ok, err = pcall(function()
     phase("container_create", "running", "creating container")
-    state.mkdir_p(sb.dir .. "/run")
     local config = M.config(sb, opts)
-    sb.container = e:container_create("rock-" .. sb.id, config)
-    state.write_record(sb.dir, {
-      id = sb.id, backend = sb.backend, container = sb.container, image = sb.image,
-      socket = sb.socket, owner = config.Labels["rock.owner"], engine_socket = e.socket,
+    local rec = {
+      id = sb.id, backend = sb.backend, image = sb.image,
+      owner = config.Labels["rock.owner"], engine_socket = e.socket,
       created = sb.create_time, auto_clear_seconds = opts.auto_clear_seconds or M.DEFAULT_LEASE,
-    })
+    }
+    sb.container = e:container_create("rock-" .. sb.id, config)
+    rec.container = sb.container
+    state.write_record(sb.dir, rec)
     phase("container_create", "success", "container " .. sb.container:sub(1, 12))
 
     phase("container_start", "running", "starting container")
     e:container_start(sb.container)
     phase("container_start", "success", "started")
 
+    phase("rocklet_ready", "running", "waiting for the rocklet")
+    local info = e:container_inspect(sb.container)
+    local pid = math.tointeger((info.State or {}).Pid)
+    if not pid or pid <= 0 then
+      errors.raise("sandbox_start_failed", why_not_running(e, sb.container) or
+        "the engine reports no pid for the container")
+    end
+    sb.rocklet_pid, sb.socket = pid, M.socket_path(pid)
+    rec.rocklet_pid, rec.socket = pid, sb.socket
+    state.write_record(sb.dir, rec)
     phase("rocklet_ready", "running", "waiting for " .. sb.socket)
-    rocklet.wait_ready(sb.socket, opts.startup_timeout or 60, function()
+    rocklet.wait_ready(sb.socket, opts.startup_timeout, function()
       return why_not_running(e, sb.container)
-    end)
+    end, pid)
     phase("rocklet_ready", "success", "rocklet answers")
   end)
   if not ok then
@@ -143,9 +161,24 @@ function M.start(sb, opts, phase)
   end
 end
 
+--- Why the rocklet is gone (its container stopped or went), or nil while
+--- the container runs.
+function M.gone(sb)
+  if not sb.container then return "no container" end
+  local ok, info = pcall(sb.engine.container_inspect, sb.engine, sb.container)
+  if not ok then -- only an engine that says so is proof, not one that is unreachable
+    return errors.is(info, "not_found") and "the container is gone" or nil
+  end
+  local st = info.State or {}
+  if st.Running then return nil end
+  return string.format("the container stopped (status %s, exit code %s)", tostring(st.Status),
+    tostring(math.tointeger(st.ExitCode) or st.ExitCode))
+end
+
 --- Keep: mark the record so gc spares the container while it runs.
 function M.keep(sb)
-  local rec = state.read_record(sb.dir) or {}
+  local rec = state.read_record(sb.dir)
+  if not rec then errors.raise("io_error", "cannot read the record of " .. sb.id) end
   rec.kept = true
   state.write_record(sb.dir, rec)
 end

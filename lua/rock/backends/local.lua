@@ -5,8 +5,9 @@
 -- process group (detached), a child subreaper, dying with its owner
 -- (PDEATHSIG through --owner-pid), cwd inside the sandbox dir. Commands run
 -- on the host's file system: this backend isolates processes, not files.
--- Stop: /close (the rocklet kills every descendant and exits), SIGKILL if
--- it does not go, then the directory is removed. Read next: sandbox.lua.
+-- Stop: /close (the rocklet kills every descendant and exits; SIGTERM, the
+-- same for it, when it does not answer), SIGKILL if it does not go, then
+-- the directory is removed. Read next: sandbox.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local task = require "rock.task"
@@ -18,9 +19,10 @@ local M = {}
 
 local function write_record(sb)
   local me = state.me()
+  sb.pid_start = core.proc_start_time(sb.pid)
   state.write_record(sb.dir, {
-    id = sb.id, backend = "local", pid = sb.pid, pid_start = core.proc_start_time(sb.pid),
-    socket = sb.socket, owner = state.owner_label(me),
+    id = sb.id, backend = "local", pid = sb.pid, pid_start = sb.pid_start,
+    rocklet_pid = sb.pid, socket = sb.socket, owner = state.owner_label(me),
     created = sb.create_time, auto_clear_seconds = sb.auto_clear_seconds,
   })
 end
@@ -29,20 +31,29 @@ end
 --- rocklet up. phase(name, status, message) records progress.
 function M.start(sb, opts, phase)
   sb.id = opts.sandbox_id or state.new_id()
-  sb.dir = state.sandboxes_dir() .. "/" .. sb.id
-  sb.socket = sb.dir .. "/rocklet.sock"
+  local dir = state.sandboxes_dir() .. "/" .. sb.id
+  sb.socket = dir .. "/rocklet.sock"
   if #sb.socket >= 108 then -- sun_path
     errors.raise("invalid_argument", "state dir path too long for a unix socket: " .. sb.socket)
   end
-  if uv.fs_stat(sb.dir) then
-    errors.raise("invalid_argument", "sandbox " .. sb.id .. " already exists")
+  sb.dir = state.make_sandbox_dir(sb.id) -- from here on, stop removes it
+  local ok, err = pcall(function()
+    state.mkdir_p(sb.dir .. "/work")
+    phase("container_create", "success", "sandbox dir " .. sb.dir)
+    M._spawn(sb, opts, phase)
+  end)
+  if not ok then
+    pcall(M.stop, sb)
+    error(err, 0)
   end
-  state.mkdir_p(sb.dir .. "/work")
-  phase("container_create", "success", "sandbox dir " .. sb.dir)
+end
 
+function M._spawn(sb, opts, phase)
   phase("container_start", "running", "starting rocklet")
   local exe = core.rocklet_path()
-  local log = assert(uv.fs_open(sb.dir .. "/rocklet.log", "a", tonumber("644", 8)))
+  local log, lerr = uv.fs_open(sb.dir .. "/rocklet.log", "a", tonumber("600", 8))
+  if not log then errors.raise("io_error", "cannot open " .. sb.dir .. "/rocklet.log: " .. tostring(lerr)) end
+  uv.fs_fchmod(log, tonumber("600", 8)) -- whatever the umask
   local args = { "serve", "--socket", sb.socket, "--dir", sb.dir .. "/rocklet",
                  "--owner-pid", tostring(core.getpid()) }
   if opts.auto_clear_seconds then
@@ -59,34 +70,41 @@ function M.start(sb, opts, phase)
   end)
   uv.fs_close(log)
   if not handle then
-    core.rmtree(sb.dir)
     errors.raise("spawn_failed", "cannot start rocklet " .. exe .. ": " .. tostring(pid_or_err))
   end
-  sb.proc, sb.pid = handle, pid_or_err
+  sb.proc, sb.pid, sb.rocklet_pid = handle, pid_or_err, pid_or_err
   write_record(sb)
   phase("container_start", "success", "rocklet pid " .. sb.pid)
 
   phase("rocklet_ready", "running", "waiting for " .. sb.socket)
-  local ok, err = pcall(rocklet.wait_ready, sb.socket, opts.startup_timeout or 30, function()
+  rocklet.wait_ready(sb.socket, opts.startup_timeout, function()
     if not sb.exited then return nil end
     local f = io.open(sb.dir .. "/rocklet.log")
     local tail = f and f:read("a"):sub(-500) or ""
     if f then f:close() end
     return string.format("rocklet exited at once (code %s, signal %s): %s",
       sb.exited.code, sb.exited.signal, tail)
-  end)
-  if not ok then
-    M.stop(sb)
-    error(err, 0)
-  end
+  end, sb.pid)
   phase("rocklet_ready", "success", "rocklet answers")
+end
+
+--- Why the rocklet is gone (it exited, or the pid is another process
+--- now), or nil while it runs.
+function M.gone(sb)
+  if sb.exited then
+    return string.format("rocklet exited (code %s, signal %s)", sb.exited.code, sb.exited.signal)
+  end
+  if sb.pid and core.proc_start_time(sb.pid) ~= sb.pid_start then return "rocklet process gone" end
+  return nil
 end
 
 --- Stop: everything the rocklet started dies, then the directory goes.
 --- Safe to call twice.
 function M.stop(sb)
   if sb.proc and not sb.exited then
-    pcall(rocklet.call, sb.socket, "/close", {}, 5)
+    if not pcall(rocklet.call, sb.socket, "/close", {}, 5, sb.pid) and not sb.exited then
+      uv.kill(sb.pid, "sigterm") -- not answering (yet): it ends its tree on SIGTERM too
+    end
     if not sb.exited then
       task.await(function(done)
         local timer = uv.new_timer()
