@@ -19,6 +19,11 @@ typedef struct {
   const char *method;      /* default "GET" ("POST" when body is set) */
   const char *url;         /* required */
   const char *unix_socket; /* optional: connect here instead of the host */
+  /* With unix_socket: the process that must be serving it (SO_PEERCRED),
+   * checked when a connection is made; 0 = any. A kept-alive connection
+   * was checked when it was made, so a socket path swapped afterwards
+   * (a symlink to another server) reaches nobody else. */
+  long peer_pid;
   const char *const *headers; /* "Name: value" strings, NULL-terminated */
   const char *body;
   size_t body_len;
@@ -34,6 +39,9 @@ typedef struct {
 typedef struct {
   rock_err err;     /* ROCK_E_OK, or why no response came */
   const char *message; /* set when err != OK */
+  int sys_errno;    /* a failed connect's errno (EAGAIN: backlog full), or 0 */
+  long peer_pid;    /* a connect refused for its peer: the pid found there
+                     * (-1 unknown), else 0 */
   long status;      /* HTTP status */
   const char *headers; /* raw header block, all responses' lines */
   size_t headers_len;
