@@ -23,17 +23,22 @@ local function as_error(e, path)
   if not errors.is(e) then -- misuse (a bad argument) raises a string
     e = errors.new("invalid_argument", tostring(e))
   end
-  e.op = e.op or path:sub(2)
+  e.op = path:sub(2)
   return e
 end
 
 --- The rocklet's backlog is full (connect got EAGAIN): try again with a
 --- growing delay while the deadline allows and the socket is still there.
 --- Returns ok, res|err as pcall does.
+local function busy(err)
+  return errors.is(err) and err.code == "connection_failed" and err.errno == "EAGAIN"
+end
+
 local function retry_busy(req, err, timeout)
+  if not busy(err) then return false, err end
   local deadline = uv.now() + (timeout or M.busy_wait) * 1000
   local delay = 0.001
-  while errors.is(err) and err.code == "connection_failed" and err.errno == "EAGAIN" do
+  while busy(err) do
     if uv.now() + delay * 1000 >= deadline or not uv.fs_stat(req.unix_socket) then break end
     task.sleep(delay)
     delay = math.min(delay * 2, 0.05)
