@@ -1,8 +1,10 @@
-/* lua_core.c: luaopen_rock_core, the one boundary between C and Lua.
- * It binds to luv's loop (the host sets it with luv_set_loop first; under
- * stock lua5.4 it is the loop of the luv module) so recipes can mix luv
- * handles with rock calls. Only the files of lua/rock call rock.core; its functions
- * are declared in lua/rock/_meta/core.lua. */
+/* lua_core.c: luaopen_rock_core, the one boundary between C and Lua: the
+ * per-state context, the error metatable and convention, the one
+ * protected-call path, and the table gathered from each folder's luaL_Reg
+ * (as luv.c does). It binds to luv's loop (the host sets it with
+ * luv_set_loop first; under stock lua5.4 it is the loop of the luv module)
+ * so recipes can mix luv handles with rock calls. Only the files of
+ * lua/rock call rock.core; lua/rock/_meta/core.lua declares it all. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <luv/luv.h>

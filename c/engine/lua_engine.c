@@ -52,6 +52,7 @@ static int l_engine_request(lua_State *L) {
   call.out_file = lrock_opt_string(L, 1, "out_file");
   call.body = lrock_opt_lstring(L, 1, "body", &call.body_len);
   call.timeout = lrock_opt_number(L, 1, "timeout", 0);
+  if (!(call.timeout >= 0)) return luaL_argerror(L, 1, "'timeout' must be >= 0");
   /* params: string values kept alive in a list table on the stack */
   const char *params[2 * MAX_PARAMS + 1];
   int np = 0;

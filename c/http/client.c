@@ -7,6 +7,7 @@
 
 #include <curl/curl.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,8 +438,12 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   } else {
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
   }
+  /* a timeout past what curl's millisecond long holds (math.huge, 1e30)
+   * is as good as none: clamped to INT_MAX ms (24.8 days), never UB */
   if (req->timeout > 0)
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                     req->timeout * 1000 >= INT_MAX ? (long)INT_MAX
+                                                    : (long)(req->timeout * 1000));
   x->on_chunk = req->on_chunk;
   if (req->out_file && !(x->out_path = strdup(req->out_file))) {
     xfer_free(x);

@@ -27,7 +27,8 @@ typedef struct {
   const char *const *headers; /* "Name: value" strings, NULL-terminated */
   const char *body;
   size_t body_len;
-  double timeout; /* seconds for the whole transfer; 0 = none */
+  double timeout; /* seconds for the whole transfer; 0 = none; at most
+                   * INT_MAX ms (larger values are clamped) */
   /* Streaming, for large bodies (image save/load, pull progress): */
   const char *body_file; /* send this file as the body (instead of body) */
   const char *out_file;  /* a 2xx body goes to this file, not to memory */
