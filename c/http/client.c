@@ -146,7 +146,8 @@ static void deliver_chunks(rock_http_client_t *c) {
   c->chunks_pending = 0;
 }
 
-/* Why a connect failed. curl keeps no errno for a unix socket whose
+/* Why a connect failed (also asked when a unix socket's server dropped a
+ * connection mid-exchange: ECONNREFUSED then says it is gone). curl keeps no errno for a unix socket whose
  * backlog is full (its non-blocking connect's EAGAIN passes for "in
  * progress", then fails), so a failed unix connect is tried once more here,
  * non-blocking: EAGAIN means the server is there but busy; ECONNREFUSED or
@@ -199,7 +200,15 @@ static void deliver(uv_idle_t *h) {
               : x->result == CURLE_COULDNT_CONNECT  ? ROCK_E_CONNECTION
                                                     : ROCK_E_HTTP;
       r.message = x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result);
-      if (x->result == CURLE_COULDNT_CONNECT) r.sys_errno = connect_errno(x);
+      if (x->result == CURLE_COULDNT_CONNECT) {
+        r.sys_errno = connect_errno(x);
+      } else if (x->socket_path && (x->result == CURLE_GOT_NOTHING ||
+                                    x->result == CURLE_RECV_ERROR ||
+                                    x->result == CURLE_SEND_ERROR)) {
+        /* the server dropped the connection: is it still there at all? */
+        int e = connect_errno(x);
+        if (e != EAGAIN) r.sys_errno = e;
+      }
     }
     if (x->out && fclose(x->out) && r.err == ROCK_E_OK) {
       r.err = ROCK_E_IO;

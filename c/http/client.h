@@ -40,7 +40,9 @@ typedef struct {
 typedef struct {
   rock_err err;     /* ROCK_E_OK, or why no response came */
   const char *message; /* set when err != OK */
-  int sys_errno;    /* a failed connect's errno (EAGAIN: backlog full), or 0 */
+  int sys_errno;    /* a failed connect's errno (EAGAIN: backlog full), or 0;
+                     * for a unix socket whose server dropped the connection,
+                     * a new connect's (ECONNREFUSED: nobody serves it now) */
   long peer_pid;    /* a connect refused for its peer: the pid found there
                      * (-1 unknown), else 0 */
   long status;      /* HTTP status */

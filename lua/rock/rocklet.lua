@@ -75,7 +75,10 @@ function M.call(socket, path, body, timeout, peer_pid)
   if not ok then ok, res = retry_busy(req, res, timeout) end
   if not ok then
     local e = as_error(res, path)
-    if e.code == "connection_failed" then
+    if e.code == "http_error" and (e.errno == "ECONNREFUSED" or e.errno == "ENOENT") then
+      e.code = "sandbox_not_alive" -- it went away during the call
+      e.message = "the sandbox's rocklet went away during the call: " .. tostring(e.message)
+    elseif e.code == "connection_failed" then
       e.code = "sandbox_not_alive"
       if e.peer_pid then
         e.message = string.format("socket %s is not the sandbox's rocklet (peer pid %d, expected %d)",
