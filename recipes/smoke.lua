@@ -5,11 +5,11 @@
 -- then podman, then local; without one it runs on the local backend.
 local rock = require "rock"
 
-local backend, image = "auto", nil
-for i = 1, #arg do
-  if arg[i] == "--backend" then backend = arg[i + 1] end
-  if arg[i] == "--image" then image = arg[i + 1] end
-end
+local opts = rock.flags.parse(arg, {
+  backend = { default = "auto", help = "auto|docker|podman|local" },
+  image = { help = "image to run (auto then picks docker, podman, local)" },
+}, "rock recipes/smoke.lua [--backend auto|docker|podman|local] [--image IMAGE]")
+local backend, image = opts.backend, opts.image
 
 local t0 = rock.uv.hrtime()
 local sb = rock.sandbox.start{ backend = backend, image = image }

@@ -12,20 +12,15 @@
 local rock = require "rock"
 local cjson = require "cjson"
 
-local opts = { pull = "missing", concurrency = 2, images = {} }
-local i = 1
-while i <= #arg do
-  local a = arg[i]
-  if a == "--file" then opts.file = arg[i + 1]; i = i + 1
-  elseif a == "--pull" then opts.pull = arg[i + 1]; i = i + 1
-  elseif a == "--concurrency" then opts.concurrency = tonumber(arg[i + 1]); i = i + 1
-  elseif a == "--out" then opts.out = arg[i + 1]; i = i + 1
-  elseif a == "--save" then opts.save = true
-  elseif a == "--swebench" then opts.swebench = true
-  elseif a:sub(1, 2) == "--" then error("warmup: unknown flag " .. a, 0)
-  else opts.images[#opts.images + 1] = a end
-  i = i + 1
-end
+local opts, images = rock.flags.parse(arg, {
+  file = { help = "read images from this file (one per line, # comments)" },
+  pull = { default = "missing", help = "missing|always|never" },
+  concurrency = { type = "number", default = 2, help = "images made present at once" },
+  out = { help = "write one JSON line per image here" },
+  save = { type = "boolean", help = "also keep a tar of each image in the cache" },
+  swebench = { type = "boolean", help = "arguments are SWE-bench instance ids" },
+}, "rock recipes/warmup.lua [flags] [image ...]")
+opts.images = images
 if opts.file then
   local f = assert(io.open(opts.file), "warmup: cannot open " .. opts.file)
   for line in f:lines() do

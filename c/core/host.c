@@ -22,27 +22,10 @@ struct rock_host {
 
 const char *rock_version(void) { return ROCK_VERSION; }
 
-/* luv's default callback wrapper exits the process on an error; ours logs
- * the error with its traceback and keeps the loop going. */
+/* The main task's error handler: the message with its traceback. */
 static int traceback(lua_State *L) {
   luaL_traceback(L, L, luaL_tolstring(L, 1, NULL), 1);
   return 1;
-}
-
-static int cb_pcall(lua_State *L, int nargs, int nresults, int flags) {
-  (void)flags;
-  int base = lua_gettop(L) - nargs;
-  lua_pushcfunction(L, traceback);
-  lua_insert(L, base);
-  int rc = lua_pcall(L, nargs, nresults, base);
-  if (rc) {
-    rock_log(ROCK_LOG_ERROR, "lua", "msg=\"uncaught error in luv callback\" error=\"%s\"",
-             lua_tostring(L, -1));
-    lua_pop(L, 1);
-    nresults = 0;
-  }
-  lua_remove(L, base);
-  return rc ? -rc : nresults;
 }
 
 /* The directory holding rock/init.lua: $ROCK_LUA_DIR, the installed copy
@@ -76,7 +59,7 @@ rock_host_t *rock_host_new(const char **err) {
   }
   luaL_openlibs(L);
   luv_set_loop(L, &h->loop);
-  luv_set_callback(L, cb_pcall);
+  luv_set_callback(L, lrock_pcall); /* logs, keeps running */
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_luv);
   lua_setfield(L, -2, "luv");

@@ -1,8 +1,10 @@
-/* lua_core.c: luaopen_rock_core, the one boundary between C and Lua.
- * It binds to luv's loop (the host sets it with luv_set_loop first; under
- * stock lua5.4 it is the loop of the luv module) so recipes can mix luv
- * handles with rock calls. Only the files of lua/rock call rock.core; its functions
- * are declared in lua/rock/_meta/core.lua. */
+/* lua_core.c: luaopen_rock_core, the one boundary between C and Lua: the
+ * per-state context, the error metatable and convention, the one
+ * protected-call path, and the table gathered from each folder's luaL_Reg
+ * (as luv.c does). It binds to luv's loop (the host sets it with
+ * luv_set_loop first; under stock lua5.4 it is the loop of the luv module)
+ * so recipes can mix luv handles with rock calls. Only the files of
+ * lua/rock call rock.core; lua/rock/_meta/core.lua declares it all. */
 #include <lauxlib.h>
 #include <lua.h>
 #include <luv/luv.h>
@@ -21,9 +23,9 @@
 
 static int ctx_gc(lua_State *L) {
   lrock_ctx_t *ctx = luaL_checkudata(L, 1, CTX_MT);
-  lrock_http_cancel_all(L);
-  if (ctx->http) rock_http_client_close(ctx->http);
-  ctx->http = NULL;
+  ctx->closed = 1;
+  if (ctx->close_http) ctx->close_http(ctx);
+  ctx->close_http = NULL;
   return 0;
 }
 
@@ -46,6 +48,25 @@ lrock_ctx_t *lrock_ctx(lua_State *L) {
   return ctx;
 }
 
+/* ---- errors ------------------------------------------------------------ */
+
+static int error_tostring(lua_State *L) {
+  lua_getfield(L, 1, "code");
+  lua_getfield(L, 1, "message");
+  lua_pushfstring(L, "%s: %s", luaL_optstring(L, -2, "?"), luaL_optstring(L, -1, ""));
+  return 1;
+}
+
+/* The error metatable, made once per state at luaopen (rock.errors takes
+ * this same table as its own). */
+static void error_mt_init(lua_State *L) {
+  if (luaL_newmetatable(L, LROCK_ERROR_MT)) {
+    lua_pushcfunction(L, error_tostring);
+    lua_setfield(L, -2, "__tostring");
+  }
+  lua_pop(L, 1);
+}
+
 void lrock_push_error(lua_State *L, rock_err e, const char *message,
                       const char *op) {
   lua_createtable(L, 0, 3);
@@ -57,14 +78,24 @@ void lrock_push_error(lua_State *L, rock_err e, const char *message,
     lua_pushstring(L, op);
     lua_setfield(L, -2, "op");
   }
-  /* rock.errors' metatable (tostring, errors.is), once that module loaded */
-  if (luaL_getmetatable(L, "rock.error") == LUA_TTABLE) lua_setmetatable(L, -2);
-  else lua_pop(L, 1);
+  luaL_setmetatable(L, LROCK_ERROR_MT);
 }
+
+int lrock_raise(lua_State *L, rock_err e, const char *message, const char *op) {
+  lrock_push_error(L, e, message, op);
+  return lua_error(L);
+}
+
+/* ---- options ----------------------------------------------------------- */
 
 const char *lrock_opt_lstring(lua_State *L, int t, const char *k, size_t *len) {
   lua_getfield(L, t, k);
-  const char *s = lua_isnil(L, -1) ? NULL : luaL_checklstring(L, -1, len);
+  const char *s = NULL;
+  if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER)
+    s = lua_tolstring(L, -1, len);
+  else if (!lua_isnil(L, -1))
+    luaL_argerror(L, t, lua_pushfstring(L, "'%s' must be a string, not %s", k,
+                                        luaL_typename(L, -1)));
   lua_pop(L, 1); /* still anchored by the options table */
   return s;
 }
@@ -75,28 +106,46 @@ const char *lrock_opt_string(lua_State *L, int t, const char *k) {
 
 double lrock_opt_number(lua_State *L, int t, const char *k, double dflt) {
   lua_getfield(L, t, k);
-  double v = luaL_optnumber(L, -1, dflt);
+  double v = dflt;
+  if (lua_type(L, -1) == LUA_TNUMBER)
+    v = lua_tonumber(L, -1);
+  else if (!lua_isnil(L, -1))
+    luaL_argerror(L, t, lua_pushfstring(L, "'%s' must be a number, not %s", k,
+                                        luaL_typename(L, -1)));
   lua_pop(L, 1);
   return v;
 }
 
+/* ---- the protected-call path ------------------------------------------ */
+
 static int traceback(lua_State *L) {
-  if (lua_type(L, 1) == LUA_TSTRING)
-    luaL_traceback(L, L, lua_tostring(L, 1), 1);
+  luaL_traceback(L, L, luaL_tolstring(L, 1, NULL), 1);
   return 1;
 }
 
-void lrock_call(lua_State *L, int nargs) {
-  int base = lua_gettop(L) - nargs;
+int lrock_pcall(lua_State *L, int nargs, int nresults, int flags) {
+  (void)flags;
+  int base = lua_gettop(L) - nargs; /* the function */
   lua_pushcfunction(L, traceback);
   lua_insert(L, base);
-  if (lua_pcall(L, nargs, 0, base)) {
-    const char *msg = luaL_tolstring(L, -1, NULL);
-    rock_log(ROCK_LOG_ERROR, "lua", "msg=\"uncaught error in callback\" error=\"%s\"", msg);
-    lua_pop(L, 2);
+  int rc = lua_pcall(L, nargs, nresults, base);
+  if (rc) {
+    rock_log(ROCK_LOG_ERROR, "lua", "msg=\"uncaught error in callback\" error=\"%s\"",
+             lua_tostring(L, -1));
+    lua_pop(L, 1);
   }
   lua_remove(L, base);
+  return rc ? -rc : nresults;
 }
+
+void lrock_call(lua_State *L, int nargs) {
+  lrock_ctx_t *ctx = lrock_ctx(L);
+  luv_ctx_t *luv = ctx->luv;
+  int n = luv->cb_pcall(L, nargs, 0, 0);
+  if (n > 0) lua_pop(L, n);
+}
+
+/* ---- rock.core's own functions ----------------------------------------- */
 
 static int l_version(lua_State *L) {
   lua_pushstring(L, ROCK_VERSION);
@@ -129,9 +178,9 @@ static int base64_op(lua_State *L, int encode) {
   int rc = encode ? rock_base64_encode(&b, s, n) : rock_base64_decode(&b, s, n);
   if (rc) {
     rock_buf_free(&b);
-    lrock_push_error(L, rc == -1 ? ROCK_E_NO_MEMORY : ROCK_E_INVALID_ARGUMENT,
-                     rc == -1 ? NULL : "not base64", "base64");
-    return lua_error(L);
+    return lrock_raise(L, rc == -1 ? ROCK_E_NO_MEMORY : ROCK_E_INVALID_ARGUMENT,
+                       rc == -1 ? NULL : "not base64",
+                       encode ? "base64_encode" : "base64_decode");
   }
   lua_pushlstring(L, b.data ? b.data : "", b.len);
   rock_buf_free(&b);
@@ -145,17 +194,32 @@ static int l_getpid(lua_State *L) {
   return 1;
 }
 
-static const luaL_Reg funcs[] = {
+/* core.log(level, area, message): one line through rock_log, so ROCK_LOG
+ * governs Lua's lines as it does C's; core.log_enabled(level) lets Lua
+ * skip formatting a line that would not be written. */
+static const char *const LEVELS[] = {"debug", "info", "warn", "error", NULL};
+
+static int l_log(lua_State *L) {
+  int level = luaL_checkoption(L, 1, NULL, LEVELS);
+  const char *area = luaL_checkstring(L, 2);
+  const char *msg = luaL_checkstring(L, 3);
+  rock_log(level, area, "%s", msg);
+  return 0;
+}
+
+static int l_log_enabled(lua_State *L) {
+  lua_pushboolean(L, rock_log_enabled(luaL_checkoption(L, 1, NULL, LEVELS)));
+  return 1;
+}
+
+const luaL_Reg lrock_core_funcs[] = {
     {"version", l_version},
     {"rocklet_path", l_rocklet_path},
     {"getpid", l_getpid},
     {"base64_encode", l_base64_encode},
     {"base64_decode", l_base64_decode},
-    {"http_request", lrock_http_request},
-    {"http_cancel", lrock_http_cancel},
-    {"engine_request", lrock_engine_request},
-    {"rmtree", lrock_local_rmtree},
-    {"proc_start_time", lrock_local_proc_start_time},
+    {"log", l_log},
+    {"log_enabled", l_log_enabled},
     {NULL, NULL},
 };
 
@@ -168,6 +232,7 @@ int luaopen_rock_core(lua_State *L) {
     lua_getglobal(L, "require");
     lua_pushstring(L, "luv");
     lua_call(L, 1, 0);
+    error_mt_init(L);
     lrock_ctx_t *ctx = lua_newuserdatauv(L, sizeof *ctx, 0);
     memset(ctx, 0, sizeof *ctx);
     luaL_newmetatable(L, CTX_MT);
@@ -179,10 +244,16 @@ int luaopen_rock_core(lua_State *L) {
     ctx->L = lua_tothread(L, -1);
     lua_pop(L, 1);
     ctx->loop = luv_loop(L);
-    if (rock_http_client_init(&ctx->http, ctx->loop) != ROCK_E_OK)
-      return luaL_error(L, "rock.core: cannot start the http client");
+    luv_ctx_t *luv = luv_context(L);
+    ctx->luv = luv;
+    /* luv's default hook exits the process on an error (stock lua5.4) */
+    if (luv->cb_pcall == luv_cfpcall) luv_set_callback(L, lrock_pcall);
   }
-  luaL_newlib(L, funcs);
-  luaL_setfuncs(L, lrock_images_funcs, 0);
+  static const luaL_Reg *const all[] = {
+      lrock_core_funcs, lrock_http_funcs, lrock_engine_funcs,
+      lrock_images_funcs, lrock_local_funcs,
+  };
+  lua_newtable(L);
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) luaL_setfuncs(L, all[i], 0);
   return 1;
 }

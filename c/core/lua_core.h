@@ -1,6 +1,8 @@
-/* lua_core.h: glue shared by the C files that face Lua (rock.core).
- * One context per Lua state holds the loop (luv's), the HTTP client and the
- * main thread that runs callbacks. lua_core.c builds the rock.core table. */
+/* lua_core.h: what every C file facing Lua (rock.core) shares: the
+ * per-state context, the error convention, option readers and the one
+ * protected-call path. It knows no mechanism: each lua_*.c exports its own
+ * luaL_Reg table (declared at the end) and lua_core.c gathers them, as luv.c
+ * does. The HTTP start shared with lua_engine.c is in http/lua_http.h. */
 #ifndef ROCK_CORE_LUA_CORE_H
 #define ROCK_CORE_LUA_CORE_H
 
@@ -8,46 +10,68 @@
 #include <lua.h>
 #include <uv.h>
 
-#include "../http/client.h"
 #include "err.h"
 
-typedef struct {
-  lua_State *L; /* the main thread: callbacks run here */
-  uv_loop_t *loop;
-  rock_http_client_t *http;
+struct rock_http_client;
+struct lrock_http_op;
+
+/* One per Lua state, created by luaopen_rock_core and owned by the state
+ * (a userdata in the registry; its __gc closes what it holds). Every piece
+ * of per-host state hangs here, never in a C static: a process may run
+ * several hosts (rock.h). */
+typedef struct lrock_ctx {
+  lua_State *L;       /* the main thread: callbacks run here */
+  uv_loop_t *loop;    /* luv's loop */
+  void *luv;          /* luv's context (luv_ctx_t *): its cb_pcall */
+  int closed;         /* lrock_shutdown ran: no new work starts */
+  /* lua_http.c's: the client (made on first use), the requests not yet
+   * answered, the next id for http_cancel, and how to close them all */
+  struct rock_http_client *http;
+  struct lrock_http_op *ops;
+  lua_Integer next_id;
+  void (*close_http)(struct lrock_ctx *ctx);
 } lrock_ctx_t;
 
 /* The context of L's state (created by luaopen_rock_core). */
 lrock_ctx_t *lrock_ctx(lua_State *L);
-/* Push {code=, message=, op=}. message may be NULL (the default is used). */
+
+/* Errors (one convention, as luv's): misuse raises at once through
+ * luaL_argerror; every runtime failure is an error table {code=, message=,
+ * op=} with the "rock.error" metatable (created here, in C, before
+ * rock.errors loads; its __tostring gives "code: message"). A synchronous
+ * function raises it (lrock_raise); an asynchronous one passes it to its
+ * callback as cb(nil, err). message NULL = the code's default. */
+#define LROCK_ERROR_MT "rock.error"
 void lrock_push_error(lua_State *L, rock_err e, const char *message,
                       const char *op);
+int lrock_raise(lua_State *L, rock_err e, const char *message, const char *op);
+
 /* Fields of an options table at index t: a string (NULL when absent; it
- * stays valid while the table holds it), with its length, or a number. */
+ * stays valid while the table holds it), with its length, or a number.
+ * A field of the wrong type is misuse (luaL_argerror on argument t). */
 const char *lrock_opt_string(lua_State *L, int t, const char *k);
 const char *lrock_opt_lstring(lua_State *L, int t, const char *k, size_t *len);
 double lrock_opt_number(lua_State *L, int t, const char *k, double dflt);
-/* Call the function below nargs arguments in protected mode; an error is
- * logged with its traceback and dropped (a callback has no caller). */
+
+/* The one protected-call path for callbacks: the function below nargs
+ * arguments is called through luv's cb_pcall (lrock_pcall unless the
+ * embedder installed another), so luv's and rock's callbacks fail alike. */
 void lrock_call(lua_State *L, int nargs);
+/* The hook itself (luv_CFpcall): logs an uncaught error with its traceback
+ * through rock_log and keeps the loop running (luv's default exits). The
+ * host installs it with luv_set_callback; under stock lua5.4,
+ * luaopen_rock_core installs it in place of luv's default. */
+int lrock_pcall(lua_State *L, int nargs, int nresults, int flags);
 
 /* Close rock.core's C handles (HTTP client); safe to call twice. The
  * host calls it before closing luv's handles and the Lua state. */
 void lrock_shutdown(lua_State *L);
 
-int lrock_http_request(lua_State *L);
-int lrock_http_cancel(lua_State *L);
-void lrock_http_cancel_all(lua_State *L);
-/* Start req on the context's client; cb and chunk (0 = none) are stack
- * indexes of the callbacks; engine_op makes the answer an Engine API
- * result; no_headers skips the response's header table. Returns the id
- * http_cancel takes. */
-lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
-                             int chunk, const char *engine_op, int no_headers);
-int lrock_engine_request(lua_State *L);
-/* c/images/lua_images.c: the image cache index functions. */
-extern const luaL_Reg lrock_images_funcs[];
-int lrock_local_rmtree(lua_State *L);
-int lrock_local_proc_start_time(lua_State *L);
+/* Each folder's functions, gathered into rock.core by lua_core.c. */
+extern const luaL_Reg lrock_core_funcs[];   /* c/core/lua_core.c */
+extern const luaL_Reg lrock_http_funcs[];   /* c/http/lua_http.c */
+extern const luaL_Reg lrock_engine_funcs[]; /* c/engine/lua_engine.c */
+extern const luaL_Reg lrock_images_funcs[]; /* c/images/lua_images.c */
+extern const luaL_Reg lrock_local_funcs[];  /* c/local/fs.c */
 
 #endif

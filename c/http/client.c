@@ -6,10 +6,14 @@
 #include "client.h"
 
 #include <curl/curl.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../core/buf.h"
@@ -30,6 +34,11 @@ struct rock_http_xfer {
   void *data;
   CURLcode result;
   char errbuf[CURL_ERROR_SIZE];
+  long peer_pid;      /* required peer of a unix socket, or 0 */
+  long peer_seen;     /* the wrong peer a connect found (-1 unknown), or 0 */
+  char *socket_path;  /* unix_socket, for messages and connect_errno */
+  struct curl_slist *connect_to; /* keeps peer-checked connections apart */
+  curl_socket_t new_fd;          /* a connection made for this transfer */
   rock_http_xfer_t *next_done;
   rock_http_xfer_t *prev, *next; /* the client's list of transfers */
 };
@@ -108,9 +117,11 @@ static void xfer_free(rock_http_xfer_t *x) {
     }
   }
   curl_slist_free_all(x->headers);
+  curl_slist_free_all(x->connect_to);
   if (x->in) fclose(x->in);
   if (x->out) fclose(x->out);
   free(x->out_path);
+  free(x->socket_path);
   free(x->body);
   free(x->resp_body.data);
   free(x->resp_headers.data);
@@ -135,22 +146,69 @@ static void deliver_chunks(rock_http_client_t *c) {
   c->chunks_pending = 0;
 }
 
+/* Why a connect failed (also asked when a unix socket's server dropped a
+ * connection mid-exchange: ECONNREFUSED then says it is gone). curl keeps no errno for a unix socket whose
+ * backlog is full (its non-blocking connect's EAGAIN passes for "in
+ * progress", then fails), so a failed unix connect is tried once more here,
+ * non-blocking: EAGAIN means the server is there but busy; ECONNREFUSED or
+ * ENOENT that nobody serves the path. A probe that connects means room was
+ * made since: reported as EAGAIN too (try again). */
+static int connect_errno(rock_http_xfer_t *x) {
+  long os = 0;
+  curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os);
+  if (!x->socket_path) return (int)os;
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  if (strlen(x->socket_path) >= sizeof a.sun_path) return (int)os;
+  strcpy(a.sun_path, x->socket_path);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return (int)os;
+  int e = connect(fd, (struct sockaddr *)&a, sizeof a) ? errno : EAGAIN;
+  close(fd);
+  return e;
+}
+
+/* Completions are popped one at a time: a callback may cancel (free) any
+ * other transfer, queued ones included (rock_http_xfer_cancel unlinks it
+ * from the queue), so nothing read before a callback is used after it. The
+ * transfer being delivered leaves the client's list first, so even a
+ * client closed from its callback does not free it under us. */
 static void deliver(uv_idle_t *h) {
   rock_http_client_t *c = h->data;
   if (c->chunks_pending) deliver_chunks(c);
-  rock_http_xfer_t *x = c->done_head;
-  c->done_head = c->done_tail = NULL;
   uv_idle_stop(&c->idle);
-  while (x) {
-    rock_http_xfer_t *next = x->next_done;
+  rock_http_xfer_t *x;
+  while ((x = c->done_head)) {
+    c->done_head = x->next_done;
+    if (!c->done_head) c->done_tail = NULL;
+    x->next_done = NULL;
+    if (x->prev) x->prev->next = x->next;
+    else if (c->xfers == x) c->xfers = x->next;
+    if (x->next) x->next->prev = x->prev;
+    x->prev = x->next = NULL;
     rock_http_response_t r = {0};
+    char msg[CURL_ERROR_SIZE + 256];
     if (x->result == CURLE_OK) {
       curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &r.status);
+    } else if (x->peer_seen) {
+      r.err = ROCK_E_CONNECTION;
+      r.peer_pid = x->peer_seen;
+      snprintf(msg, sizeof msg, "socket %s is served by pid %ld, not by pid %ld",
+               x->socket_path ? x->socket_path : "?", x->peer_seen, x->peer_pid);
+      r.message = msg;
     } else {
       r.err = x->result == CURLE_OPERATION_TIMEDOUT ? ROCK_E_TIMEOUT
               : x->result == CURLE_COULDNT_CONNECT  ? ROCK_E_CONNECTION
                                                     : ROCK_E_HTTP;
       r.message = x->errbuf[0] ? x->errbuf : curl_easy_strerror(x->result);
+      if (x->result == CURLE_COULDNT_CONNECT) {
+        r.sys_errno = connect_errno(x);
+      } else if (x->socket_path && (x->result == CURLE_GOT_NOTHING ||
+                                    x->result == CURLE_RECV_ERROR ||
+                                    x->result == CURLE_SEND_ERROR)) {
+        /* the server dropped the connection: is it still there at all? */
+        int e = connect_errno(x);
+        if (e != EAGAIN) r.sys_errno = e;
+      }
     }
     if (x->out && fclose(x->out) && r.err == ROCK_E_OK) {
       r.err = ROCK_E_IO;
@@ -166,7 +224,6 @@ static void deliver(uv_idle_t *h) {
     r.body_len = x->resp_body.len;
     x->fn(x->data, &r);
     xfer_free(x);
-    x = next;
   }
 }
 
@@ -275,6 +332,37 @@ static int close_cb(void *clientp, curl_socket_t fd) {
   return close(fd);
 }
 
+/* The peer check of a unix socket. curl connects; the new socket is noted
+ * here (sockopt_cb, before its connect) and checked by prereq_cb, which
+ * runs once the connection is made, before any byte of the request is sent:
+ * the kernel says which process serves the socket (SO_PEERCRED), and a
+ * process other than peer_pid fails the transfer. A reused connection was
+ * checked when it was made: requests with a peer_pid only share connections
+ * with requests for the same pid (a CURLOPT_CONNECT_TO name per pid keeps
+ * them apart in curl's cache). Connecting ourselves and handing curl the
+ * socket (CURL_SOCKOPT_ALREADY_CONNECTED) would be simpler, but libcurl
+ * 7.88 connects such a socket again and fails (curl issue #10626). */
+static int sockopt_cb(void *clientp, curl_socket_t fd, curlsocktype purpose) {
+  rock_http_xfer_t *x = clientp;
+  (void)purpose;
+  x->new_fd = fd;
+  return CURL_SOCKOPT_OK;
+}
+
+static int prereq_cb(void *clientp, char *ip, char *local_ip, int port,
+                     int local_port) {
+  rock_http_xfer_t *x = clientp;
+  (void)ip, (void)local_ip, (void)port, (void)local_port;
+  if (x->new_fd == CURL_SOCKET_BAD) return CURL_PREREQFUNC_OK; /* reused */
+  struct ucred cred = {.pid = -1};
+  socklen_t len = sizeof cred;
+  if (getsockopt(x->new_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) cred.pid = -1;
+  x->new_fd = CURL_SOCKET_BAD;
+  if (cred.pid == x->peer_pid) return CURL_PREREQFUNC_OK;
+  x->peer_seen = cred.pid > 0 ? cred.pid : -1;
+  return CURL_PREREQFUNC_ABORT;
+}
+
 static int timer_cb(CURLM *m, long ms, void *userp) {
   rock_http_client_t *c = userp;
   (void)m;
@@ -337,11 +425,34 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   if (req->unix_socket) { /* local: no proxy, no compression */
     curl_easy_setopt(e, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
     curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+    x->peer_pid = req->peer_pid;
+    if (!(x->socket_path = strdup(req->unix_socket))) {
+      xfer_free(x);
+      return ROCK_E_NO_MEMORY;
+    }
+    if (req->peer_pid) {
+      char to[48];
+      snprintf(to, sizeof to, "::rock-peer-%ld:", req->peer_pid);
+      if (!(x->connect_to = curl_slist_append(NULL, to))) {
+        xfer_free(x);
+        return ROCK_E_NO_MEMORY;
+      }
+      x->new_fd = CURL_SOCKET_BAD;
+      curl_easy_setopt(e, CURLOPT_CONNECT_TO, x->connect_to);
+      curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
+      curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, x);
+      curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, prereq_cb);
+      curl_easy_setopt(e, CURLOPT_PREREQDATA, x);
+    }
   } else {
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
   }
+  /* a timeout past what curl's millisecond long holds (math.huge, 1e30)
+   * is as good as none: clamped to INT_MAX ms (24.8 days), never UB */
   if (req->timeout > 0)
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(req->timeout * 1000));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+                     req->timeout * 1000 >= INT_MAX ? (long)INT_MAX
+                                                    : (long)(req->timeout * 1000));
   x->on_chunk = req->on_chunk;
   if (req->out_file && !(x->out_path = strdup(req->out_file))) {
     xfer_free(x);

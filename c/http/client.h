@@ -19,10 +19,16 @@ typedef struct {
   const char *method;      /* default "GET" ("POST" when body is set) */
   const char *url;         /* required */
   const char *unix_socket; /* optional: connect here instead of the host */
+  /* With unix_socket: the process that must be serving it (SO_PEERCRED),
+   * checked when a connection is made; 0 = any. A kept-alive connection
+   * was checked when it was made, so a socket path swapped afterwards
+   * (a symlink to another server) reaches nobody else. */
+  long peer_pid;
   const char *const *headers; /* "Name: value" strings, NULL-terminated */
   const char *body;
   size_t body_len;
-  double timeout; /* seconds for the whole transfer; 0 = none */
+  double timeout; /* seconds for the whole transfer; 0 = none; at most
+                   * INT_MAX ms (larger values are clamped) */
   /* Streaming, for large bodies (image save/load, pull progress): */
   const char *body_file; /* send this file as the body (instead of body) */
   const char *out_file;  /* a 2xx body goes to this file, not to memory */
@@ -34,6 +40,11 @@ typedef struct {
 typedef struct {
   rock_err err;     /* ROCK_E_OK, or why no response came */
   const char *message; /* set when err != OK */
+  int sys_errno;    /* a failed connect's errno (EAGAIN: backlog full), or 0;
+                     * for a unix socket whose server dropped the connection,
+                     * a new connect's (ECONNREFUSED: nobody serves it now) */
+  long peer_pid;    /* a connect refused for its peer: the pid found there
+                     * (-1 unknown), else 0 */
   long status;      /* HTTP status */
   const char *headers; /* raw header block, all responses' lines */
   size_t headers_len;

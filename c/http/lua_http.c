@@ -2,39 +2,73 @@
  *   id = core.http_request(opts, cb)   cb(res) or cb(nil, err), later
  *   core.http_cancel(id)               the callback will not run
  * opts: {method=, url=, headers={k=v}|{"K: v"}, body=, timeout=, unix_socket=,
+ *        peer_pid= (the unix socket's server must be this process),
  *        response_headers= (false: res.headers is not made)}
- * res: {status=, headers={lowercased name=value}, body=}; err: {code=, message=}.
- * lrock_http_start is shared with lua_engine.c, whose calls answer with
- * rock_engine_result's reading of the response instead.
- * The callback runs on the main Lua state from the loop (never inside curl);
- * lua/rock/http.lua turns this into a call that waits inside a task. */
+ * res: {status=, headers={lowercased name=value}, body=}; err: a rock error
+ * {code=, message=, op=, [errno=], [peer_pid=]} (lua_core.h): errno names a
+ * failed connect's cause, peer_pid the process found serving the socket
+ * when it was not opts.peer_pid. Every request's state (ids,
+ * callbacks) hangs off the per-state context, so two hosts in one process
+ * never see each other's requests. lrock_http_start (lua_http.h) serves
+ * lua_engine.c too, with its own response reader. Callbacks run on the main
+ * state from the loop (never inside curl); lua/rock/http.lua waits on them. */
+#include "lua_http.h"
+
 #include <lauxlib.h>
 #include <lua.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/lua_core.h"
-#include "../engine/engine.h"
-#include "client.h"
 
-typedef struct op {
-  struct op *prev, *next;
+typedef struct lrock_http_op {
+  struct lrock_http_op *prev, *next; /* the context's list */
   lrock_ctx_t *ctx;
   rock_http_xfer_t *xfer;
   lua_Integer id;
-  int cb_ref;
-  int chunk_ref;   /* on_chunk function, or LUA_NOREF */
-  int no_headers;  /* the caller does not read the response headers */
-  char *engine_op; /* an Engine API call: answer read by rock_engine_result */
+  int cb_ref;    /* callback, or LUA_NOREF */
+  int chunk_ref; /* on_chunk function, or LUA_NOREF */
+  lrock_http_push_fn push;
+  void *data; /* push's, freed with the op */
 } op_t;
 
-static op_t *ops;
-static lua_Integer next_id;
-
 static void op_unlink(op_t *o) {
+  lrock_ctx_t *ctx = o->ctx;
   if (o->prev) o->prev->next = o->next;
-  else ops = o->next;
+  else ctx->ops = o->next;
   if (o->next) o->next->prev = o->prev;
+  o->prev = o->next = NULL;
+}
+
+static void op_free(lua_State *L, op_t *o) {
+  luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, o->chunk_ref);
+  free(o->data);
+  free(o);
+}
+
+/* Drop every request (no callback runs) and close the client, which frees
+ * the transfers; called once, by lrock_shutdown. */
+static void close_http(lrock_ctx_t *ctx) {
+  while (ctx->ops) {
+    op_t *o = ctx->ops;
+    op_unlink(o);
+    op_free(ctx->L, o);
+  }
+  if (ctx->http) rock_http_client_close(ctx->http);
+  ctx->http = NULL;
+}
+
+/* The context's client, made on first use. */
+static rock_err client(lrock_ctx_t *ctx, rock_http_client_t **out) {
+  if (ctx->closed) return ROCK_E_CANCELLED;
+  if (!ctx->http) {
+    rock_err e = rock_http_client_init(&ctx->http, ctx->loop);
+    if (e) return e;
+    ctx->close_http = close_http;
+  }
+  *out = ctx->http;
+  return ROCK_E_OK;
 }
 
 /* Push the response headers as a table, names lowercased; of repeated
@@ -66,11 +100,45 @@ static void push_headers(lua_State *L, const char *h, size_t n) {
   }
 }
 
-static void op_free(lua_State *L, op_t *o) {
-  luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
-  luaL_unref(L, LUA_REGISTRYINDEX, o->chunk_ref);
-  free(o->engine_op);
-  free(o);
+/* (nil, err) for a request that got no response: its rock_err, curl's
+ * words and, for a failed connect, the errno's name (EAGAIN: the server's
+ * backlog is full; ECONNREFUSED, ENOENT: nobody listens there). */
+static int push_failure(lua_State *L, const rock_http_response_t *r, const char *op) {
+  lua_pushnil(L);
+  lrock_push_error(L, r->err, r->message, op);
+  if (r->sys_errno) {
+    lua_pushstring(L, uv_err_name(uv_translate_sys_error(r->sys_errno)));
+    lua_setfield(L, -2, "errno");
+  }
+  if (r->peer_pid) {
+    lua_pushinteger(L, r->peer_pid);
+    lua_setfield(L, -2, "peer_pid");
+  }
+  return 2;
+}
+
+static int push_response(lua_State *L, const rock_http_response_t *r, int headers) {
+  if (r->err != ROCK_E_OK) return push_failure(L, r, "http_request");
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, r->status);
+  lua_setfield(L, -2, "status");
+  if (headers) {
+    push_headers(L, r->headers, r->headers_len);
+    lua_setfield(L, -2, "headers");
+  }
+  lua_pushlstring(L, r->body, r->body_len);
+  lua_setfield(L, -2, "body");
+  return 1;
+}
+
+static int push_with_headers(lua_State *L, void *data, const rock_http_response_t *r) {
+  (void)data;
+  return push_response(L, r, 1);
+}
+
+static int push_without_headers(lua_State *L, void *data, const rock_http_response_t *r) {
+  (void)data;
+  return push_response(L, r, 0);
 }
 
 static void on_chunk(void *data, const char *p, size_t n) {
@@ -81,73 +149,42 @@ static void on_chunk(void *data, const char *p, size_t n) {
   lrock_call(L, 1);
 }
 
-/* An Engine API answer: (res) for success, (nil, err) with the engine's
- * message and the HTTP status otherwise. */
-static int push_engine_result(lua_State *L, const char *op,
-                              const rock_http_response_t *r) {
-  rock_engine_result_t er;
-  rock_engine_result(op, r, &er);
-  if (er.err != ROCK_E_OK) {
-    lua_pushnil(L);
-    lrock_push_error(L, er.err, er.message, op);
-    lua_pushinteger(L, er.status);
-    lua_setfield(L, -2, "status");
-    return 2;
-  }
-  lua_createtable(L, 0, 2);
-  lua_pushinteger(L, er.status);
-  lua_setfield(L, -2, "status");
-  lua_pushlstring(L, er.body, er.body_len);
-  lua_setfield(L, -2, "body");
-  return 1;
-}
-
+/* The op leaves the context before its callback runs, so the callback may
+ * start or cancel any request (itself included: not found). */
 static void on_done(void *data, const rock_http_response_t *r) {
   op_t *o = data;
   lua_State *L = o->ctx->L;
   op_unlink(o);
   lua_rawgeti(L, LUA_REGISTRYINDEX, o->cb_ref);
-  int nargs;
-  if (o->engine_op) {
-    nargs = push_engine_result(L, o->engine_op, r);
-  } else if (r->err == ROCK_E_OK) {
-    lua_createtable(L, 0, 3);
-    lua_pushinteger(L, r->status);
-    lua_setfield(L, -2, "status");
-    if (!o->no_headers) {
-      push_headers(L, r->headers, r->headers_len);
-      lua_setfield(L, -2, "headers");
-    }
-    lua_pushlstring(L, r->body, r->body_len);
-    lua_setfield(L, -2, "body");
-    nargs = 1;
-  } else {
-    lua_pushnil(L);
-    lrock_push_error(L, r->err, r->message, "http_request");
-    nargs = 2;
-  }
+  int nargs = o->push(L, o->data, r);
   op_free(L, o);
   lrock_call(L, nargs);
 }
 
 lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
-                             int chunk, const char *engine_op, int no_headers) {
+                             int chunk, lrock_http_push_fn push, void *data) {
   lrock_ctx_t *ctx = lrock_ctx(L);
-  op_t *o = calloc(1, sizeof *o);
-  if (!o || (engine_op && !(o->engine_op = strdup(engine_op)))) {
-    free(o);
-    return luaL_error(L, "out of memory");
+  rock_http_client_t *c = NULL;
+  rock_err e = client(ctx, &c);
+  op_t *o = NULL;
+  if (!e && !(o = calloc(1, sizeof *o))) e = ROCK_E_NO_MEMORY;
+  if (!e) {
+    o->ctx = ctx;
+    o->cb_ref = o->chunk_ref = LUA_NOREF;
+    o->push = push;
+    o->data = data;
+    if (chunk) req->on_chunk = on_chunk;
+    e = rock_http_client_request(c, req, on_done, o, &o->xfer);
   }
-  o->ctx = ctx;
-  o->cb_ref = o->chunk_ref = LUA_NOREF;
-  o->no_headers = no_headers;
-  if (chunk) req->on_chunk = on_chunk;
-  rock_err e = rock_http_client_request(ctx->http, req, on_done, o, &o->xfer);
-  if (e != ROCK_E_OK) {
-    free(o->engine_op);
+  if (e) { /* the same arrival as any failure: cb(nil, err), now */
+    rock_http_response_t r = {.err = e};
+    r.message = e == ROCK_E_CANCELLED ? "the host is shutting down" : NULL;
+    lua_pushvalue(L, cb);
+    int nargs = push(L, data, &r);
     free(o);
-    return luaL_error(L, "%s: %s", engine_op ? engine_op : "http_request",
-                      rock_err_message(e));
+    free(data);
+    lrock_call(L, nargs);
+    return 0;
   }
   lua_pushvalue(L, cb);
   o->cb_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -155,14 +192,14 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
     lua_pushvalue(L, chunk);
     o->chunk_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   }
-  o->id = ++next_id;
-  o->next = ops;
-  if (ops) ops->prev = o;
-  ops = o;
+  o->id = ++ctx->next_id;
+  o->next = ctx->ops;
+  if (ctx->ops) ctx->ops->prev = o;
+  ctx->ops = o;
   return o->id;
 }
 
-int lrock_http_request(lua_State *L) {
+static int l_http_request(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   rock_http_request_t req = {0};
@@ -172,6 +209,15 @@ int lrock_http_request(lua_State *L) {
   req.unix_socket = lrock_opt_string(L, 1, "unix_socket");
   req.body = lrock_opt_lstring(L, 1, "body", &req.body_len);
   req.timeout = lrock_opt_number(L, 1, "timeout", 0);
+  if (!(req.timeout >= 0)) return luaL_argerror(L, 1, "'timeout' must be >= 0");
+  lua_getfield(L, 1, "peer_pid");
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) <= 0)
+      return luaL_argerror(L, 1, "'peer_pid' must be a positive integer");
+    if (!req.unix_socket) return luaL_argerror(L, 1, "'peer_pid' needs 'unix_socket'");
+    req.peer_pid = (long)lua_tointeger(L, -1);
+  }
+  lua_pop(L, 1);
   /* headers: {["Name"]="value"} or {"Name: value"}, flattened into a list
    * table that stays on the stack so the strings outlive this call's C use */
   const char *hdrs[65];
@@ -181,7 +227,8 @@ int lrock_http_request(lua_State *L) {
   lua_getfield(L, 1, "headers");
   if (lua_istable(L, -1)) {
     lua_pushnil(L);
-    while (lua_next(L, -2) && nh < 64) {
+    while (lua_next(L, -2)) {
+      if (nh == 64) return luaL_argerror(L, 1, "more than 64 headers");
       if (lua_type(L, -2) == LUA_TSTRING) {
         const char *name = lua_tostring(L, -2);
         const char *value = luaL_tolstring(L, -1, NULL);
@@ -192,6 +239,8 @@ int lrock_http_request(lua_State *L) {
       lua_rawseti(L, list, ++nh);
       lua_settop(L, list + 2); /* headers table, key */
     }
+  } else if (!lua_isnil(L, -1)) {
+    return luaL_argerror(L, 1, "'headers' must be a table");
   }
   lua_settop(L, list);
   for (int i = 0; i < nh; i++) {
@@ -204,13 +253,16 @@ int lrock_http_request(lua_State *L) {
   lua_getfield(L, 1, "response_headers");
   int no_headers = lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1);
   lua_pop(L, 1);
-  lua_pushinteger(L, lrock_http_start(L, &req, 2, 0, NULL, no_headers));
+  lua_pushinteger(L, lrock_http_start(L, &req, 2, 0,
+                                      no_headers ? push_without_headers : push_with_headers,
+                                      NULL));
   return 1;
 }
 
-int lrock_http_cancel(lua_State *L) {
+static int l_http_cancel(lua_State *L) {
   lua_Integer id = luaL_checkinteger(L, 1);
-  for (op_t *o = ops; o; o = o->next) {
+  lrock_ctx_t *ctx = lrock_ctx(L);
+  for (op_t *o = ctx->ops; o; o = o->next) {
     if (o->id != id) continue;
     op_unlink(o);
     rock_http_xfer_cancel(o->xfer);
@@ -222,10 +274,8 @@ int lrock_http_cancel(lua_State *L) {
   return 1;
 }
 
-void lrock_http_cancel_all(lua_State *L) {
-  while (ops) {
-    op_t *o = ops;
-    op_unlink(o);
-    op_free(L, o); /* the client frees the transfers when it closes */
-  }
-}
+const luaL_Reg lrock_http_funcs[] = {
+    {"http_request", l_http_request},
+    {"http_cancel", l_http_cancel},
+    {NULL, NULL},
+};

@@ -4,7 +4,7 @@
  *   core.images_forget(dir, image)
  *   core.images_index(dir)                      -> {image = {last_used=, engine_size=, tar_size=}}
  *   core.images_plan(dir, budget, keep?)        -> {image, ...} to evict, LRU first
- * Failures raise {code=, message=}. These are quick local file operations
+ * Failures raise a rock error {code=, message=, op="images"}. These are quick local file operations
  * under a lock, so they run synchronously. lua/rock/images.lua is the policy. */
 #include <lauxlib.h>
 #include <lua.h>
@@ -13,8 +13,7 @@
 #include "index.h"
 
 static int fail(lua_State *L, rock_err e, const char *why) {
-  lrock_push_error(L, e, why, "images");
-  return lua_error(L);
+  return lrock_raise(L, e, why, "images");
 }
 
 static int l_tar_path(lua_State *L) {

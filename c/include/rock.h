@@ -7,7 +7,13 @@
  * A host is one Lua state (with the rock library, luv and cjson) on one
  * libuv loop. Running a recipe runs its top-level code as the main task and
  * the loop until every task is done, then stops what the recipe left
- * running (sandboxes). Link with `pkg-config --libs rock`. */
+ * running (sandboxes). Link with `pkg-config --libs rock`.
+ *
+ * A process may hold several hosts, each on its own loop: each host's
+ * state (HTTP client, requests in flight) belongs to its Lua state alone.
+ * Callbacks into Lua (luv's and rock's) run through luv's protected-call
+ * hook; the host installs one that logs an uncaught error with its
+ * traceback and keeps the loop running (see docs/c-api.md). */
 #ifndef ROCK_H
 #define ROCK_H
 

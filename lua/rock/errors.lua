@@ -2,17 +2,14 @@
 -- An error is a table {code=, message=, op=?, ...} whose code is a stable
 -- snake_case string (the same codes as c/core/err.h); tostring gives
 -- "code: message". Recipes pcall and branch on err.code.
+-- The metatable is rock.core's ("rock.error", made in C by
+-- luaopen_rock_core, so errors raised before this module loads carry it
+-- too); this module only uses it. Read next: c/core/lua_core.c.
 local M = {}
 
-local mt = {
-  __tostring = function(e)
-    return string.format("%s: %s", e.code, e.message or "")
-  end,
-}
+require "rock.core"
+local mt = assert(debug.getregistry()["rock.error"], "rock.core made no rock.error metatable")
 M.mt = mt
--- C builds error tables too (lrock_push_error): it gives them this
--- metatable, found in the registry under "rock.error"
-debug.getregistry()["rock.error"] = mt
 
 --- Make an error value.
 ---@param code string stable code, e.g. "timeout"

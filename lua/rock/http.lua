@@ -14,11 +14,16 @@ local M = {}
 ---@field body string|nil
 ---@field timeout number|nil    seconds for the whole exchange; default none
 ---@field unix_socket string|nil
+---@field peer_pid integer|nil  with unix_socket: the process that must serve it
+---                             (checked per new connection; else connection_failed
+---                             with err.peer_pid, the process found)
 ---@field response_headers boolean|nil  false: res.headers is not built
 
 --- Make a request; returns {status=, headers= (lowercased names), body=}.
 --- Any HTTP status is a response; no response raises an error with code
---- "timeout", "connection_failed" or "http_error". Waits: inside a task.
+--- "timeout", "connection_failed" or "http_error" (err.errno names a failed
+--- connect's cause: EAGAIN = the server's backlog is full). A bad option
+--- type raises a plain string (misuse). Waits: inside a task.
 ---@param req rock.HttpRequest
 function M.request(req)
   if type(req) ~= "table" or type(req.url) ~= "string" then

@@ -3,7 +3,8 @@
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc.
--- Also rock.json (lua-cjson), rock.uv (luv), rock.errors, rock.log.
+-- Also rock.json (lua-cjson), rock.uv (luv), rock.errors, rock.log (also
+-- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags).
 -- Modules load on first use, so `require "rock"` stays cheap.
 local task = require "rock.task"
 
@@ -20,6 +21,8 @@ local lazy = {
   sandbox = "rock.sandbox", http = "rock.http", errors = "rock.errors",
   images = "rock.images", teardown = "rock.teardown", engine = "rock.engine", gc = "rock.gc",
   json = "cjson", uv = "luv", core = "rock.core", task = "rock.task",
+  flags = "rock.flags",
+  log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks
@@ -27,11 +30,6 @@ local lazy = {
 function M.run(fn, ...) return require("rock._main").run(fn, ...) end
 
 function M.version() return require("rock.core").version() end
-
---- rock.log(level, fmt, ...): one line on stderr, as the C side logs.
-function M.log(level, fmt, ...)
-  io.stderr:write(string.format("rock %s lua: %s\n", level, string.format(fmt, ...)))
-end
 
 return setmetatable(M, {
   __index = function(t, k)

@@ -1,11 +1,35 @@
 ---@meta
---- rock.core: the C boundary (c/core/lua_core.c). Only lua/rock/*.lua call
---- it; recipes use require "rock". This file declares it; it is never run.
+--- rock.core: the C boundary (c/core/lua_core.c gathers each folder's
+--- lua_*.c). Only lua/rock/*.lua call it; recipes use require "rock". This
+--- file declares every function of it (tests/lua/test_core.lua checks);
+--- it is never run.
+---
+--- Errors, one convention (as luv's): misuse (an argument of the wrong
+--- type) raises a string through luaL_argerror. Every runtime failure is a
+--- rock.Error table with the "rock.error" metatable (made by C when
+--- rock.core loads; rock.errors uses the same one): raised by synchronous
+--- functions, passed as cb(nil, err) by asynchronous ones (even when the
+--- start fails: the callback then runs before the call returns).
 error("rock.core's _meta file is documentation only")
+
+---@class rock.Error
+---@field code string       stable snake_case code (c/core/err.h): "timeout", "io_error", ...
+---@field message string
+---@field op string|nil     the operation: "http_request", "rmtree", "container_create", ...
+---@field errno string|nil  the system error's name ("EAGAIN", "ENOENT") when there is one
+---@field status integer|nil engine calls: the HTTP status (0: the engine was not reached)
+---@field peer_pid integer|nil http_request with peer_pid: the process found serving the socket
+
+---@class rock.core.HttpResponse
+---@field status integer
+---@field headers table<string,string>|nil lowercased names; absent with response_headers=false
+---@field body string
 
 local core = {}
 
---- The library version.
+-- ---- the library ---------------------------------------------------------
+
+--- The library version, "MAJOR.MINOR.PATCH".
 ---@return string
 function core.version() end
 
@@ -17,25 +41,112 @@ function core.rocklet_path() end
 ---@return integer
 function core.getpid() end
 
+--- Encode bytes as base64 (for contents JSON cannot carry).
+---@param s string
+---@return string
+function core.base64_encode(s) end
+
+--- Decode base64. Raises invalid_argument ("not base64") on bad input.
+---@param s string
+---@return string
+function core.base64_decode(s) end
+
+--- Write one line through the C logger (c/core/log.c): "rock LEVEL AREA:
+--- MESSAGE" on stderr when ROCK_LOG lets LEVEL through. lua/rock/log.lua
+--- is the API on top.
+---@param level "debug"|"info"|"warn"|"error"
+---@param area string
+---@param message string
+function core.log(level, area, message) end
+
+--- Would core.log print a line at this level?
+---@param level "debug"|"info"|"warn"|"error"
+---@return boolean
+function core.log_enabled(level) end
+
+-- ---- HTTP (c/http/lua_http.c) --------------------------------------------
+
 --- Start an HTTP request on the loop (libcurl multi). cb(res) or
---- cb(nil, err) runs later on the main state, never inside curl.
----@param opts {url:string, method?:string, headers?:table, body?:string, timeout?:number, unix_socket?:string}
----@param cb fun(res?:{status:integer, headers:table<string,string>, body:string}, err?:{code:string, message:string})
----@return integer id for http_cancel
+--- cb(nil, err) runs later on the main state, never inside curl; err.code
+--- is "timeout", "connection_failed" (err.errno says why: EAGAIN = the
+--- server's listen backlog is full, ECONNREFUSED/ENOENT = nobody serves
+--- the socket; err.peer_pid = the wrong process serves it) or
+--- "http_error". Any HTTP status is a response.
+--- opts.peer_pid (with unix_socket): the pid that must serve the socket,
+--- checked (SO_PEERCRED) on each new connection before a byte is sent;
+--- kept-alive connections are shared only between requests for that pid.
+---@param opts {url:string, method?:string, headers?:table, body?:string, timeout?:number, unix_socket?:string, peer_pid?:integer, response_headers?:boolean}
+---@param cb fun(res?:rock.core.HttpResponse, err?:rock.Error)
+---@return integer id for http_cancel (0 when cb already ran)
 function core.http_request(opts, cb) end
 
---- Abandon a request: its callback will not run.
+--- Abandon a request (http_request's or engine_request's): its callback
+--- will not run.
 ---@param id integer
----@return boolean found
+---@return boolean found false when it already ended
 function core.http_cancel(id) end
 
+-- ---- the Engine API (c/engine/lua_engine.c) ------------------------------
+
+--- Start one Docker Engine API operation (engine.c's table: "ping",
+--- "container_create", "image_pull", ...). params fill the path's
+--- placeholders; the rest become the query. cb(res) for 2xx/304, or
+--- cb(nil, err) with the engine's own message and err.status; on_chunk
+--- gets a streaming body (image pull progress) as it arrives. Raises
+--- invalid_argument for an unknown op or a missing path parameter.
+---@param opts {socket:string, op:string, params?:table<string,string|number>, body?:string, body_file?:string, out_file?:string, timeout?:number}
+---@param cb fun(res?:{status:integer, body:string}, err?:rock.Error)
+---@param on_chunk? fun(bytes:string)
+---@return integer id for http_cancel
+function core.engine_request(opts, cb, on_chunk) end
+
+-- ---- the image cache index (c/images/lua_images.c) -----------------------
+-- Quick local file operations under a lock, so synchronous; they raise a
+-- rock.Error (op "images") on failure.
+
+--- The tar file of image in the cache dir.
+---@param dir string
+---@param image string
+---@return string
+function core.images_tar_path(dir, image) end
+
+--- Record a use of image now; sizes in bytes (0 = not there; nil keeps
+--- the recorded value).
+---@param dir string
+---@param image string
+---@param engine_size? number
+---@param tar_size? number
+function core.images_touch(dir, image, engine_size, tar_size) end
+
+--- Drop image from the index.
+---@param dir string
+---@param image string
+function core.images_forget(dir, image) end
+
+--- The index.
+---@param dir string
+---@return table<string, {last_used:number, engine_size:number, tar_size:number}>
+function core.images_index(dir) end
+
+--- Images to evict, least recently used first, until the sizes left fit
+--- in budget bytes; images in keep are never chosen.
+---@param dir string
+---@param budget number
+---@param keep? string[]
+---@return string[]
+function core.images_plan(dir, budget, keep) end
+
+-- ---- the local backend (c/local/fs.c) ------------------------------------
+
 --- Remove a directory tree without following symlinks or crossing mounts.
+--- A missing path is fine. Raises io_error (with errno) otherwise.
 ---@param path string
----@return true|nil ok
----@return string|nil err
+---@return true
 function core.rmtree(path) end
 
---- The kernel start time (clock ticks since boot) of pid, or nil.
+--- The kernel start time (clock ticks since boot) of pid, or nil when
+--- there is no such process (an answer, not a failure): with the pid, it
+--- tells a live process from a reused pid.
 ---@param pid integer
 ---@return integer|nil
 function core.proc_start_time(pid) end
