@@ -433,10 +433,23 @@ static int on_body(http_parser *p, const char *at, size_t len) {
     }
     return 0;
   }
-  if (rock_buf_append(&c->body, at, len)) {
-    refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
-    http_parser_pause(p, 1);
+  size_t need = c->body.len + len + 1; /* <= max_body + 1: checked above */
+  if (need > c->body.cap) { /* grow by doubling, but never past the limit */
+    size_t cap = c->body.cap ? c->body.cap * 2 : 4096;
+    if (cap < need) cap = need;
+    if (r->max_body < cap - 1) cap = r->max_body + 1;
+    char *d = realloc(c->body.data, cap);
+    if (!d) {
+      refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
+      http_parser_pause(p, 1);
+      return 0;
+    }
+    c->body.data = d;
+    c->body.cap = cap;
   }
+  memcpy(c->body.data + c->body.len, at, len);
+  c->body.len += len;
+  c->body.data[c->body.len] = 0;
   return 0;
 }
 
