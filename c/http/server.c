@@ -27,6 +27,7 @@ struct rock_http_server {
   void *data;
   rock_http_conn_t *conns; /* doubly linked */
   unsigned nconns;
+  unsigned long refused; /* connections closed at once: over max_conns */
   int inflight;
   int closing;
 };
@@ -545,9 +546,11 @@ static void on_connection(uv_stream_t *l, int status) {
   c->handles = 2;
   int full = s->opts.max_conns && s->nconns >= s->opts.max_conns;
   if (uv_accept(l, (uv_stream_t *)&c->handle) || full) {
-    if (full)
-      rock_log(ROCK_LOG_WARN, "http", "msg=\"connection refused\" open=%u max=%u",
-               s->nconns, s->opts.max_conns);
+    if (full) s->refused++;
+    if (full && !(s->refused & (s->refused - 1))) /* 1, 2, 4, 8, ... */
+      rock_log(ROCK_LOG_WARN, "http",
+               "msg=\"too many connections: closed at once\" open=%u max=%u refused=%lu",
+               s->nconns, s->opts.max_conns, s->refused);
     c->closing = 1;
     uv_close((uv_handle_t *)&c->handle, conn_closed);
     uv_close((uv_handle_t *)&c->idle, conn_closed);
