@@ -136,7 +136,7 @@ T.test("write_file never follows a symlink planted at its temp path", function()
   sb:write_file{ path = victim, content = "precious" }
   local pid = call("/is_alive", {}).pid
   -- the temp names write_file used (<path>.rock-tmp.<pid>) and a few more
-  sb:execute{ command = "for s in " .. pid .. " 1 0; do ln -s " .. victim .. " " .. path
+  sb:execute{ command = "for s in " .. pid .. " x y; do ln -s " .. victim .. " " .. path
     .. ".rock-tmp.$s; done" }
   sb:write_file{ path = path, content = "new" }
   T.eq(sb:read_file{ path = victim }.content, "precious")
@@ -144,6 +144,19 @@ T.test("write_file never follows a symlink planted at its temp path", function()
   local left = sb:execute{ command = "ls -A " .. tmp .. " | grep -c rock-tmp" }.stdout
   T.eq(left, "3\n", "only the planted links, no temp file left")
   sb:execute{ command = "rm -f " .. path .. ".rock-tmp.*" }
+end)
+
+T.test("a 250 MB body is refused before it is read; the rocklet lives (issue 7 item 14)", function()
+  local host = os.tmpname()
+  T.sh("truncate -s 250M " .. host)
+  -- -T streams the file (PUT, made a POST): nothing is buffered by curl
+  local out = T.sh(string.format("curl -sS -X POST -T %s -w '\\n%%{http_code}' --unix-socket %s "
+    .. "http://rocklet/write_file", host, sb.socket))
+  os.remove(host)
+  T.match(out, "\n413$")
+  T.match(out, "larger than 33554432 bytes")
+  T.eq(sb:is_alive(), true)
+  T.eq(sb:read_file{ path = tmp .. "/empty" }.content, "")
 end)
 
 sb:stop()
