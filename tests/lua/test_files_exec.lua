@@ -159,5 +159,29 @@ T.test("a 250 MB body is refused before it is read; the rocklet lives (issue 7 i
   T.eq(sb:read_file{ path = tmp .. "/empty" }.content, "")
 end)
 
+T.test("read_file text escapes quotes, backslashes and every control byte", function()
+  local bytes = {}
+  for i = 1, 127 do -- not CR and ESC, which cleaning changes
+    if i ~= 13 and i ~= 27 then bytes[#bytes + 1] = string.char(i) end
+  end
+  local text = table.concat(bytes) .. '"\\" \\\\ \u{2028} ü'
+  local path = tmp .. "/ctl.txt"
+  call("/write_file", { path = path, content = rock.core.base64_encode(text), encoding = "base64" })
+  T.eq(sb:read_file{ path = path }.content, text)
+end)
+
+if sb.backend == "local" then
+  T.test("reading a 32 MiB file holds it about twice, not five times", function()
+    local path = tmp .. "/32m.txt"
+    sb:execute{ command = "yes abcdefghijklmnopqrstuvwxyz012345678 | head -c 33554432 > " .. path }
+    local pid = call("/is_alive", {}).pid
+    T.eq(#sb:read_file{ path = path }.content, 33554432)
+    local hwm = tonumber(T.sh("grep VmHWM /proc/" .. pid .. "/status"):match("(%d+) kB"))
+    print(string.format("     rocklet peak RSS %d KiB after reading 32 MiB", hwm))
+    T.ok(hwm < 80 * 1024, "peak RSS under 80 MiB")
+    sb:execute{ command = { "rm", path } }
+  end)
+end
+
 sb:stop()
 T.done()
