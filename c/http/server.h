@@ -70,7 +70,7 @@ typedef void (*rock_http_handler_fn)(rock_http_req_t *req, void *data);
 typedef struct {
   /* Bodies to memory larger than this are refused with 413. */
   uint64_t max_body;
-  /* Open connections past this are accepted and closed at once. */
+  /* Open connections past this are accepted and closed at once; 0: no cap. */
   unsigned max_conns;
   /* Close a connection with no request in flight after this many ms
    * without input; 0: never. */
@@ -85,7 +85,9 @@ typedef struct {
 
 /* The defaults rock_http_server_start uses: 32 MiB bodies, 4096
  * connections, 600 s idle timeout, no on_headers. */
-#define ROCK_HTTP_SERVER_OPTS_DEFAULT {(uint64_t)32 << 20, 4096, 600000, NULL}
+#define ROCK_HTTP_SERVER_OPTS_DEFAULT                                          \
+  {.max_body = (uint64_t)32 << 20, .max_conns = 4096,                          \
+   .idle_timeout_ms = 600000, .on_headers = NULL}
 
 /* Listen on a unix socket at path (an existing socket file is replaced),
  * with the listen backlog as large as the kernel allows. Returns 0 or a
