@@ -31,7 +31,9 @@ int rock_replace_open(rock_replace_t *r, const char *path) {
   int rc = mkdirs(path);
   if (rc) return rc;
   struct stat st;
-  mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
+  int exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) return -EISDIR; /* before any byte */
+  mode_t mode = exists ? (st.st_mode & 07777) : 0644;
   for (int tries = 0; tries < 16; tries++) {
     unsigned long long nonce = 0;
     if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce)
