@@ -1,53 +1,102 @@
 /* server.c: HTTP/1.1 server on a unix socket (libuv streams + http-parser).
- * Each connection parses one request, pauses its parser and waits for the
- * handler's answer before reading the next pipelined one; other connections
- * are unaffected. A request outlives its connection (the handler may still
- * be working): it is then an orphan and rock_http_respond only frees it. */
+ * Each connection parses one request, hands it to the handler and waits for
+ * the answer before parsing the next pipelined one; other connections go
+ * on. Meanwhile it reads at most ROCK_HTTP_READ_AHEAD bytes and then stops
+ * reading (backpressure) until the answer is sent. Bodies go to memory up
+ * to a limit or, when on_headers picks a file, to that file as they come.
+ * A request outlives its connection (the handler may still be working): it
+ * is then an orphan and rock_http_respond only frees it. API: server.h. */
 #include "server.h"
 
+#include <errno.h>
 #include <http_parser.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../core/buf.h"
 #include "../core/log.h"
 
-#define MAX_BODY (256u << 20)
-
 struct rock_http_server {
   uv_pipe_t listener;
+  rock_http_server_opts_t opts;
   rock_http_handler_fn fn;
   void *data;
   rock_http_conn_t *conns; /* doubly linked */
+  unsigned nconns;
+  unsigned long refused; /* connections closed at once: over max_conns */
   int inflight;
   int closing;
 };
 
+/* A connection. Allocated in on_connection, freed when both its handles
+ * have closed (conn_closed). */
 struct rock_http_conn {
   uv_pipe_t handle;
+  uv_timer_t idle;
   http_parser parser;
   rock_http_server_t *server;
   rock_http_conn_t *prev, *next;
-  rock_buf_t in; /* input; in.data[in_off..in.len) is not parsed yet */
+  rock_buf_t in; /* in.data[in_off..in.len) is not parsed yet */
   size_t in_off;
-  char *url;
-  size_t url_len;
-  rock_buf_t body;
-  rock_http_req_t *ready; /* parsed, not yet handed to the handler */
+  rock_buf_t url;
+  rock_buf_t body;        /* the memory sink of the request in cur */
+  rock_http_req_t *cur;   /* headers seen, body being read */
+  rock_http_req_t *ready; /* complete, not yet handed to the handler */
   rock_http_req_t *busy;  /* handed to the handler, not yet answered */
-  int feeding, closing, keep_alive, too_big;
+  int writes;             /* uv_write requests pending */
+  int handles;            /* handles not yet closed */
+  char hname[16], hval[16]; /* the header being read, if it may be Expect */
+  size_t hname_len, hval_len;
+  unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
+      expect_continue : 1;
 };
 
-static http_parser_settings settings;
+typedef struct {
+  uv_write_t w;
+  rock_http_conn_t *c;
+  char *owned; /* freed once written */
+  char data[];
+} write_t;
+
+static char empty_body[1];
+
+static const char too_large_fmt[] =
+    "{\"code\":\"bad_request\",\"message\":\"request body larger than %llu "
+    "bytes\"}";
+
+static const http_parser_settings settings;
+static void respond(rock_http_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, char *owned);
+static void conn_close(rock_http_conn_t *c);
+
+/* ---- requests and connections ---- */
+
+static void req_free(rock_http_req_t *r) {
+  free(r->path);
+  if (r->body != empty_body) free(r->body);
+  free(r);
+}
 
 static void conn_closed(uv_handle_t *h) {
   rock_http_conn_t *c = h->data;
+  if (--c->handles > 0) return;
   rock_buf_free(&c->in);
-  free(c->url);
+  rock_buf_free(&c->url);
   rock_buf_free(&c->body);
   free(c);
+}
+
+/* The request being read dies unanswered: its sink is released. */
+static void drop_cur(rock_http_conn_t *c) {
+  rock_http_req_t *r = c->cur;
+  c->cur = NULL;
+  c->body.len = 0;
+  if (r->on_drop) r->on_drop(r);
+  req_free(r);
 }
 
 static void conn_close(rock_http_conn_t *c) {
@@ -57,6 +106,12 @@ static void conn_close(rock_http_conn_t *c) {
   if (c->prev) c->prev->next = c->next;
   else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
+  s->nconns--;
+  if (c->cur) drop_cur(c);
+  if (c->ready) { /* not reachable: feed hands it over at once */
+    req_free(c->ready);
+    c->ready = NULL;
+  }
   rock_http_req_t *orphan = c->busy;
   c->busy = NULL;
   if (orphan) { /* the handler still owns it */
@@ -65,108 +120,119 @@ static void conn_close(rock_http_conn_t *c) {
     if (orphan->on_abort) orphan->on_abort(orphan);
   }
   uv_close((uv_handle_t *)&c->handle, conn_closed);
+  uv_close((uv_handle_t *)&c->idle, conn_closed);
 }
 
-static void req_free(rock_http_req_t *r) {
-  free(r->path);
-  free(r->body);
-  free(r);
+static void idle_fire(uv_timer_t *t) {
+  rock_http_conn_t *c = t->data;
+  if (c->busy) return; /* rock_http_respond starts it again */
+  conn_close(c);
 }
 
-/* ---- parser callbacks: only collect bytes ---- */
-
-static int on_message_begin(http_parser *p) {
-  rock_http_conn_t *c = p->data;
-  c->url_len = 0;
-  c->body.len = 0;
-  c->too_big = 0;
-  return 0;
+static void idle_restart(rock_http_conn_t *c) {
+  uint64_t ms = c->server->opts.idle_timeout_ms;
+  if (ms && !c->closing) uv_timer_start(&c->idle, idle_fire, ms, 0);
 }
 
-static int on_url(http_parser *p, const char *at, size_t len) {
-  rock_http_conn_t *c = p->data;
-  char *n = realloc(c->url, c->url_len + len + 1);
-  if (!n) return -1;
-  c->url = n;
-  memcpy(c->url + c->url_len, at, len);
-  c->url_len += len;
-  c->url[c->url_len] = 0;
-  return 0;
-}
-
-static int on_body(http_parser *p, const char *at, size_t len) {
-  rock_http_conn_t *c = p->data;
-  if (c->body.len + len > MAX_BODY) {
-    c->too_big = 1;
-    return 0;
-  }
-  return rock_buf_append(&c->body, at, len);
-}
-
-static int on_message_complete(http_parser *p) {
-  rock_http_conn_t *c = p->data;
-  rock_http_req_t *r = calloc(1, sizeof *r);
-  if (!r) return -1;
-  r->method = http_method_str(p->method);
-  r->path = strdup(c->url ? c->url : "/");
-  r->body = malloc(c->body.len + 1);
-  if (!r->path || !r->body) {
-    req_free(r);
-    return -1;
-  }
-  if (c->body.len) memcpy(r->body, c->body.data, c->body.len);
-  r->body[c->body.len] = 0;
-  r->body_len = c->too_big ? (size_t)-1 : c->body.len;
-  char *q = strchr(r->path, '?');
-  if (q) *q++ = 0;
-  r->query = q ? q : r->path + strlen(r->path);
-  r->conn = c;
-  c->keep_alive = http_should_keep_alive(p);
-  c->ready = r;
-  http_parser_pause(p, 1);
-  return 0;
-}
+/* ---- output ---- */
 
 static void write_done(uv_write_t *w, int status) {
-  (void)status;
-  free(w->data);
-  free(w);
+  write_t *wr = (write_t *)w;
+  rock_http_conn_t *c = wr->c;
+  free(wr->owned);
+  free(wr);
+  c->writes--;
+  if (c->closing) return;
+  if (status < 0 || (c->linger && c->writes == 0)) conn_close(c);
 }
 
-static void send_raw(rock_http_conn_t *c, int status, const char *ctype,
-                     const char *body, size_t len) {
-  char head[256];
-  int hl = snprintf(head, sizeof head,
-                    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
-                    "Content-Length: %zu\r\n%s\r\n",
-                    status, status < 300 ? "OK" : "Error", ctype, len,
-                    c->keep_alive ? "" : "Connection: close\r\n");
-  char *buf = malloc(hl + len);
-  uv_write_t *w = malloc(sizeof *w);
-  if (!buf || !w) {
-    free(buf);
-    free(w);
+/* Queue head[0..hl) and body[0..len) (copied unless owned, which is
+ * freed once written). */
+static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
+                       const char *body, size_t len, char *owned) {
+  size_t copy = owned ? 0 : len;
+  write_t *wr = malloc(sizeof *wr + hl + copy);
+  if (!wr) {
+    free(owned);
     conn_close(c);
     return;
   }
-  memcpy(buf, head, hl);
-  if (len) memcpy(buf + hl, body, len);
-  w->data = buf;
-  uv_buf_t b = uv_buf_init(buf, hl + len);
-  if (uv_write(w, (uv_stream_t *)&c->handle, &b, 1, write_done)) {
-    write_done(w, 0);
-    conn_close(c);
-    return;
+  wr->c = c;
+  wr->owned = owned;
+  memcpy(wr->data, head, hl);
+  if (copy) memcpy(wr->data + hl, body, copy);
+  uv_buf_t b[2];
+  unsigned nb = 1;
+  if (owned && len) {
+    b[0] = uv_buf_init(wr->data, hl);
+    b[1] = uv_buf_init(owned, len);
+    nb = 2;
+  } else {
+    b[0] = uv_buf_init(wr->data, hl + copy);
   }
-  if (!c->keep_alive) conn_close(c);
+  c->writes++;
+  if (uv_write(&wr->w, (uv_stream_t *)&c->handle, b, nb, write_done)) {
+    c->writes--;
+    free(wr->owned);
+    free(wr);
+    conn_close(c);
+  }
+}
+
+static const char *reason(int status) {
+  switch (status) {
+  case 200: return "OK";
+  case 400: return "Bad Request";
+  case 404: return "Not Found";
+  case 405: return "Method Not Allowed";
+  case 409: return "Conflict";
+  case 413: return "Payload Too Large";
+  case 500: return "Internal Server Error";
+  default: return status < 300 ? "OK" : "Error";
+  }
+}
+
+/* ---- input ---- */
+
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
+
+/* Read while there is room in the read-ahead and an answer may follow. */
+static void set_reading(rock_http_conn_t *c) {
+  if (c->closing) return;
+  int want = !c->linger && c->in.len - c->in_off < ROCK_HTTP_READ_AHEAD - 1;
+  if (want && !c->reading) {
+    if (uv_read_start((uv_stream_t *)&c->handle, alloc_cb, read_cb) == 0)
+      c->reading = 1;
+  } else if (!want && c->reading) {
+    uv_read_stop((uv_stream_t *)&c->handle);
+    c->reading = 0;
+  }
+}
+
+/* Refuse the request being read with status (413, 400, 500) and close
+ * the connection once the answer is out. */
+static void refuse(rock_http_conn_t *c, int status, const char *body) {
+  rock_http_req_t *r = c->cur;
+  if (r->on_drop) r->on_drop(r);
+  r->on_drop = NULL;
+  respond(r, status, "application/json", body, strlen(body), NULL);
+}
+
+static void refuse_too_large(rock_http_conn_t *c, uint64_t limit) {
+  char msg[sizeof too_large_fmt + 24];
+  snprintf(msg, sizeof msg, too_large_fmt, (unsigned long long)limit);
+  refuse(c, 413, msg);
 }
 
 /* Parse what is buffered, one request at a time, until a request is in
  * flight or input runs out. Re-entered from rock_http_respond. */
 static void feed(rock_http_conn_t *c) {
+  static const char bad[] =
+      "{\"code\":\"bad_request\",\"message\":\"malformed http request\"}";
   if (c->feeding) return;
   c->feeding = 1;
-  while (!c->busy && !c->closing && c->in_off < c->in.len) {
+  while (!c->busy && !c->closing && !c->linger && c->in_off < c->in.len) {
     size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
                                    c->in.len - c->in_off);
     c->in_off += n;
@@ -174,10 +240,18 @@ static void feed(rock_http_conn_t *c) {
     if (e == HPE_PAUSED) {
       http_parser_pause(&c->parser, 0);
     } else if (e != HPE_OK) {
-      static const char msg[] =
-          "{\"code\":\"bad_request\",\"message\":\"malformed http request\"}";
-      c->keep_alive = 0;
-      send_raw(c, 400, "application/json", msg, sizeof msg - 1);
+      if (c->cur) {
+        refuse(c, 400, bad);
+      } else { /* between requests: answer on our own */
+        char head[160];
+        int hl = snprintf(head, sizeof head,
+                          "HTTP/1.1 400 Bad Request\r\nContent-Type: "
+                          "application/json\r\nContent-Length: %zu\r\n"
+                          "Connection: close\r\n\r\n",
+                          sizeof bad - 1);
+        c->linger = 1;
+        conn_write(c, head, hl, bad, sizeof bad - 1, NULL);
+      }
       break;
     }
     if (c->ready) {
@@ -190,46 +264,275 @@ static void feed(rock_http_conn_t *c) {
       break;
     }
   }
-  if (!c->closing && c->in_off == c->in.len) c->in_off = c->in.len = 0;
-  c->feeding = 0;
-}
-
-void rock_http_respond(rock_http_req_t *req, int status,
-                       const char *content_type, const char *body,
-                       size_t len) {
-  rock_http_conn_t *c = req->conn;
-  if (c) {
-    c->server->inflight--;
-    c->busy = NULL;
-    send_raw(c, status, content_type, body, len);
-    req_free(req);
-    if (!c->closing) feed(c);
-    return;
+  if (!c->closing && c->in_off == c->in.len) { /* nothing held when drained */
+    rock_buf_free(&c->in);
+    c->in_off = 0;
   }
-  req_free(req);
+  set_reading(c);
+  c->feeding = 0;
 }
 
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   rock_http_conn_t *c = h->data;
   (void)hint;
-  if (c->in_off && c->in_off == c->in.len) c->in_off = c->in.len = 0;
-  if (rock_buf_reserve(&c->in, 65536)) {
+  size_t left = c->in.len - c->in_off;
+  if (c->in_off) { /* keep the unparsed bytes at the front */
+    memmove(c->in.data, c->in.data + c->in_off, left);
+    c->in.len = left;
+    c->in_off = 0;
+  }
+  /* at most READ_AHEAD bytes with the NUL rock_buf keeps */
+  size_t room = ROCK_HTTP_READ_AHEAD - 1 - left;
+  if (left >= ROCK_HTTP_READ_AHEAD - 1 || rock_buf_reserve(&c->in, room)) {
     *buf = uv_buf_init(NULL, 0);
     return;
   }
-  *buf = uv_buf_init(c->in.data + c->in.len, c->in.cap - c->in.len - 1);
+  *buf = uv_buf_init(c->in.data + c->in.len, room);
 }
 
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   rock_http_conn_t *c = st->data;
   (void)buf;
-  if (n < 0) {
+  if (n == UV_ENOBUFS) { /* no room: wait for the answer */
+    uv_read_stop(st);
+    c->reading = 0;
+    return;
+  }
+  if (n < 0) { /* the client went away (or reset) */
     conn_close(c);
     return;
   }
+  if (n == 0) return;
   c->in.len += n;
+  idle_restart(c);
   feed(c);
 }
+
+/* ---- parser callbacks: collect bytes, route the body ---- */
+
+static int on_message_begin(http_parser *p) {
+  rock_http_conn_t *c = p->data;
+  c->url.len = 0;
+  c->body.len = 0;
+  c->hname_len = c->hval_len = 0;
+  c->in_value = 0;
+  c->expect_continue = 0;
+  return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t len) {
+  rock_http_conn_t *c = p->data;
+  return rock_buf_append(&c->url, at, len);
+}
+
+/* Headers are not kept; only Expect: 100-continue is looked for. */
+static void header_done(rock_http_conn_t *c) {
+  if (c->in_value && c->hname_len == 6 && c->hval_len >= 12 &&
+      !strncasecmp(c->hname, "expect", 6) &&
+      !strncasecmp(c->hval, "100-continue", 12))
+    c->expect_continue = 1;
+  c->hname_len = c->hval_len = 0;
+  c->in_value = 0;
+}
+
+/* Append at[0..len) to dst; past cap, *dlen becomes cap + 1 for good. */
+static void take(char *dst, size_t cap, size_t *dlen, const char *at,
+                 size_t len) {
+  if (*dlen > cap) return;
+  if (len > cap - *dlen) {
+    *dlen = cap + 1;
+    return;
+  }
+  memcpy(dst + *dlen, at, len);
+  *dlen += len;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t len) {
+  rock_http_conn_t *c = p->data;
+  if (c->in_value) header_done(c);
+  take(c->hname, sizeof c->hname, &c->hname_len, at, len);
+  return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t len) {
+  rock_http_conn_t *c = p->data;
+  c->in_value = 1;
+  take(c->hval, sizeof c->hval, &c->hval_len, at, len);
+  return 0;
+}
+
+static int on_headers_complete(http_parser *p) {
+  rock_http_conn_t *c = p->data;
+  rock_http_server_t *s = c->server;
+  header_done(c);
+  rock_http_req_t *r = calloc(1, sizeof *r);
+  if (!r || !(r->path = strdup(c->url.len ? c->url.data : "/"))) {
+    free(r);
+    return -1; /* a parse error: 400 */
+  }
+  r->method = http_method_str(p->method);
+  char *q = strchr(r->path, '?');
+  if (q) *q++ = 0;
+  r->query = q ? q : r->path + strlen(r->path);
+  r->body = empty_body;
+  r->content_length = p->flags & F_CHUNKED          ? UINT64_MAX
+                      : p->flags & F_CONTENTLENGTH ? p->content_length
+                                                   : 0;
+  r->max_body = s->opts.max_body;
+  r->body_fd = -1;
+  r->conn = c;
+  r->keep_alive = http_should_keep_alive(p);
+  c->cur = r;
+  if (s->opts.on_headers) s->opts.on_headers(r, s->data);
+  if (!c->cur) { /* answered already: the body is not read */
+    http_parser_pause(p, 1);
+    return 0;
+  }
+  uint64_t cl = r->content_length;
+  if (cl != UINT64_MAX && cl > r->max_body) {
+    refuse_too_large(c, r->max_body);
+    http_parser_pause(p, 1);
+    return 0;
+  }
+  if (r->body_fd < 0 && cl != UINT64_MAX && cl > 0) { /* exactly what it needs */
+    char *d = malloc(cl + 1);
+    if (!d) {
+      refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
+      http_parser_pause(p, 1);
+      return 0;
+    }
+    rock_buf_free(&c->body);
+    c->body = (rock_buf_t){d, 0, cl + 1};
+  }
+  if (c->expect_continue && cl != 0) {
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    conn_write(c, cont, sizeof cont - 1, NULL, 0, NULL);
+  }
+  return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t len) {
+  rock_http_conn_t *c = p->data;
+  rock_http_req_t *r = c->cur;
+  if (!r) {
+    http_parser_pause(p, 1);
+    return 0;
+  }
+  uint64_t got = r->body_fd >= 0 ? r->body_bytes : c->body.len;
+  if (got + len > r->max_body) { /* chunked past the limit */
+    refuse_too_large(c, r->max_body);
+    http_parser_pause(p, 1);
+    return 0;
+  }
+  if (r->body_fd >= 0) {
+    r->body_bytes += len;
+    while (len && !r->body_err) {
+      ssize_t w = write(r->body_fd, at, len);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) r->body_err = errno;
+      else at += w, len -= w;
+    }
+    return 0;
+  }
+  size_t need = c->body.len + len + 1; /* <= max_body + 1: checked above */
+  if (need > c->body.cap) { /* grow by doubling, but never past the limit */
+    size_t cap = c->body.cap ? c->body.cap * 2 : 4096;
+    if (cap < need) cap = need;
+    if (r->max_body < cap - 1) cap = r->max_body + 1;
+    char *d = realloc(c->body.data, cap);
+    if (!d) {
+      refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
+      http_parser_pause(p, 1);
+      return 0;
+    }
+    c->body.data = d;
+    c->body.cap = cap;
+  }
+  memcpy(c->body.data + c->body.len, at, len);
+  c->body.len += len;
+  c->body.data[c->body.len] = 0;
+  return 0;
+}
+
+static int on_message_complete(http_parser *p) {
+  rock_http_conn_t *c = p->data;
+  rock_http_req_t *r = c->cur;
+  http_parser_pause(p, 1);
+  if (!r) return 0;
+  c->cur = NULL;
+  if (r->body_fd < 0 && c->body.data) { /* handed over, not copied */
+    r->body = c->body.data;
+    r->body_len = c->body.len;
+    r->body[r->body_len] = 0;
+    c->body = (rock_buf_t){0};
+  }
+  r->keep_alive = http_should_keep_alive(p);
+  c->ready = r;
+  return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* ---- answers ---- */
+
+static void respond(rock_http_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, char *owned) {
+  rock_http_conn_t *c = req->conn;
+  if (!c) {
+    free(owned);
+    req_free(req);
+    return;
+  }
+  int keep = req->keep_alive;
+  if (req == c->busy) {
+    c->busy = NULL;
+    c->server->inflight--;
+  } else if (req == c->cur) { /* answered before its body was read */
+    c->cur = NULL;
+    c->body.len = 0;
+    keep = 0;
+  }
+  int head_only = !strcmp(req->method, "HEAD");
+  req_free(req);
+  char head[256];
+  int hl = snprintf(head, sizeof head,
+                    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+                    "Content-Length: %zu\r\n%s\r\n",
+                    status, reason(status), ctype, len,
+                    keep ? "" : "Connection: close\r\n");
+  if (hl < 0 || hl >= (int)sizeof head) hl = 0;
+  if (!keep) c->linger = 1;
+  if (head_only) {
+    free(owned);
+    conn_write(c, head, hl, NULL, 0, NULL);
+  } else {
+    conn_write(c, head, hl, body, len, owned);
+  }
+  if (c->closing) return;
+  idle_restart(c);
+  feed(c);
+}
+
+void rock_http_respond(rock_http_req_t *req, int status,
+                       const char *content_type, const char *body,
+                       size_t len) {
+  respond(req, status, content_type, body, len, NULL);
+}
+
+void rock_http_respond_take(rock_http_req_t *req, int status,
+                            const char *content_type, char *body, size_t len) {
+  respond(req, status, content_type, body, len, body);
+}
+
+/* ---- listening ---- */
 
 static void on_connection(uv_stream_t *l, int status) {
   rock_http_server_t *s = l->data;
@@ -238,9 +541,19 @@ static void on_connection(uv_stream_t *l, int status) {
   if (!c) return;
   c->server = s;
   uv_pipe_init(l->loop, &c->handle, 0);
-  c->handle.data = c;
-  if (uv_accept(l, (uv_stream_t *)&c->handle)) {
+  uv_timer_init(l->loop, &c->idle);
+  c->handle.data = c->idle.data = c;
+  c->handles = 2;
+  int full = s->opts.max_conns && s->nconns >= s->opts.max_conns;
+  if (uv_accept(l, (uv_stream_t *)&c->handle) || full) {
+    if (full) s->refused++;
+    if (full && !(s->refused & (s->refused - 1))) /* 1, 2, 4, 8, ... */
+      rock_log(ROCK_LOG_WARN, "http",
+               "msg=\"too many connections: closed at once\" open=%u max=%u refused=%lu",
+               s->nconns, s->opts.max_conns, s->refused);
+    c->closing = 1;
     uv_close((uv_handle_t *)&c->handle, conn_closed);
+    uv_close((uv_handle_t *)&c->idle, conn_closed);
     return;
   }
   http_parser_init(&c->parser, HTTP_REQUEST);
@@ -248,27 +561,39 @@ static void on_connection(uv_stream_t *l, int status) {
   c->next = s->conns;
   if (s->conns) s->conns->prev = c;
   s->conns = c;
-  uv_read_start((uv_stream_t *)&c->handle, alloc_cb, read_cb);
+  s->nconns++;
+  set_reading(c);
+  idle_restart(c);
+}
+
+/* The kernel caps listen()'s backlog at net.core.somaxconn: ask for that. */
+static int listen_backlog(void) {
+  int n = 0;
+  FILE *f = fopen("/proc/sys/net/core/somaxconn", "re");
+  if (f) {
+    if (fscanf(f, "%d", &n) != 1) n = 0;
+    fclose(f);
+  }
+  return n > SOMAXCONN ? n : SOMAXCONN;
 }
 
 static void listener_closed(uv_handle_t *h) { free(h->data); }
 
-int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
-                           const char *path, rock_http_handler_fn fn,
-                           void *data) {
-  settings.on_message_begin = on_message_begin;
-  settings.on_url = on_url;
-  settings.on_body = on_body;
-  settings.on_message_complete = on_message_complete;
+int rock_http_server_start_opts(rock_http_server_t **out, uv_loop_t *loop,
+                                const char *path,
+                                const rock_http_server_opts_t *opts,
+                                rock_http_handler_fn fn, void *data) {
   rock_http_server_t *s = calloc(1, sizeof *s);
   if (!s) return UV_ENOMEM;
+  s->opts = *opts;
   s->fn = fn;
   s->data = data;
   uv_pipe_init(loop, &s->listener, 0);
   s->listener.data = s;
   unlink(path);
   int rc = uv_pipe_bind(&s->listener, path);
-  if (!rc) rc = uv_listen((uv_stream_t *)&s->listener, 128, on_connection);
+  if (!rc)
+    rc = uv_listen((uv_stream_t *)&s->listener, listen_backlog(), on_connection);
   if (rc) {
     s->closing = 1;
     uv_close((uv_handle_t *)&s->listener, listener_closed);
@@ -276,6 +601,13 @@ int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
   }
   *out = s;
   return 0;
+}
+
+int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
+                           const char *path, rock_http_handler_fn fn,
+                           void *data) {
+  const rock_http_server_opts_t o = ROCK_HTTP_SERVER_OPTS_DEFAULT;
+  return rock_http_server_start_opts(out, loop, path, &o, fn, data);
 }
 
 void rock_http_server_close(rock_http_server_t *s) {
@@ -286,3 +618,13 @@ void rock_http_server_close(rock_http_server_t *s) {
 }
 
 int rock_http_server_inflight(rock_http_server_t *s) { return s->inflight; }
+
+void rock_http_server_stats(rock_http_server_t *s,
+                            rock_http_server_stats_t *st) {
+  memset(st, 0, sizeof *st);
+  for (rock_http_conn_t *c = s->conns; c; c = c->next) {
+    st->conns++;
+    if (!c->reading && !c->linger) st->paused++;
+    st->buffered += c->in.cap + c->url.cap + c->body.cap;
+  }
+}

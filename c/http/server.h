@@ -1,49 +1,127 @@
 /* server.h: a small HTTP/1.1 server on libuv + http-parser.
  * It listens on a unix socket, parses one request at a time per connection
- * (keep-alive, pipelining handled by pausing the parser), and hands each
- * complete request to one handler. The handler may answer later (after a
- * command finishes): a connection waits for its answer while every other
- * connection goes on. Used by the rocklet; see rocklet/main.c. */
+ * (keep-alive; a pipelined request waits for the answer to the one before)
+ * and hands each complete request to one handler, which may answer later
+ * (after a command finishes): a connection waits for its answer while every
+ * other connection goes on. Memory is bounded: a busy connection reads at
+ * most ROCK_HTTP_READ_AHEAD bytes past its request, a body goes to memory
+ * only up to a limit (413 past it) and a handler may stream a body to a
+ * file instead (on_headers + body_fd). Used by the rocklet; see
+ * rocklet/main.c and rocklet/upload.c. */
 #ifndef ROCK_HTTP_SERVER_H
 #define ROCK_HTTP_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 typedef struct rock_http_server rock_http_server_t;
 typedef struct rock_http_conn rock_http_conn_t;
 
-/* A parsed request. Owned by the server; valid until rock_http_respond. */
+/* Bytes a connection reads ahead of the request it is parsing or waiting
+ * on; past it the server stops reading that connection until its answer
+ * is sent (backpressure). The read-ahead lets it see a client hang up. */
+#define ROCK_HTTP_READ_AHEAD (64u << 10)
+
+/* A request. Owned by the server until handed to the handler, then by the
+ * handler until rock_http_respond (which frees it). */
 typedef struct rock_http_req {
-  const char *method; /* "GET", "POST", ... */
+  const char *method; /* "GET", "POST", "HEAD", ... */
   char *path;         /* without the query string */
   char *query;        /* after '?', or "" */
-  char *body;         /* NUL-terminated, body_len bytes */
+  /* The body when it went to memory: NUL-terminated, body_len bytes,
+   * owned by req (the parsed buffer itself, not a copy). With a body_fd
+   * sink it is "" and body_len 0. */
+  char *body;
   size_t body_len;
+  /* Content-Length as sent, or UINT64_MAX when the body is chunked. */
+  uint64_t content_length;
+  /* Set by on_headers, read by the server while the body arrives:
+   * max_body: the largest body taken (starts at the server's max_body;
+   *   past it the server answers 413 and closes the connection: before
+   *   reading anything when Content-Length says so, else when the
+   *   chunks reach it).
+   * body_fd: -1 (the default) keeps the body in memory; a file
+   *   descriptor makes the server write() every body byte to it as it
+   *   arrives, never holding the body. The handler owns the fd. */
+  uint64_t max_body;
+  int body_fd;
+  /* Filled by the server for a body_fd sink: bytes received and the first
+   * write error (an errno; later bytes are then dropped). */
+  uint64_t body_bytes;
+  int body_err;
   rock_http_conn_t *conn; /* NULL once the client went away */
   void *user;             /* free for the handler's use */
   /* Set by a handler that answers later: called once if the client goes
    * away before the answer (the request is then an orphan; the handler
    * still calls rock_http_respond, which only frees it). */
   void (*on_abort)(struct rock_http_req *req);
+  /* Set by on_headers when it acquired something (a file): called once
+   * if the request dies before it is complete (client gone, malformed or
+   * too large body). The handler never sees the request; the server frees
+   * it after on_drop returns. */
+  void (*on_drop)(struct rock_http_req *req);
+  /* private */
+  int keep_alive;
 } rock_http_req_t;
 
 typedef void (*rock_http_handler_fn)(rock_http_req_t *req, void *data);
 
-/* Listen on a unix socket at path (an existing socket file is replaced).
- * Returns 0 or a negative libuv error. */
+typedef struct {
+  /* Bodies to memory larger than this are refused with 413. */
+  uint64_t max_body;
+  /* Open connections past this are accepted and closed at once; 0: no cap. */
+  unsigned max_conns;
+  /* Close a connection with no request in flight after this many ms
+   * without input; 0: never. */
+  uint64_t idle_timeout_ms;
+  /* Called (with the server's data) when a request's headers are
+   * complete, before its body is read; may be NULL. It may pick a sink
+   * (body_fd, max_body, on_drop) or answer at once with rock_http_respond
+   * (the body is then not read and the connection closes after the
+   * answer). Otherwise the handler gets the request once it is whole. */
+  rock_http_handler_fn on_headers;
+} rock_http_server_opts_t;
+
+/* The defaults rock_http_server_start uses: 32 MiB bodies, 4096
+ * connections, 600 s idle timeout, no on_headers. */
+#define ROCK_HTTP_SERVER_OPTS_DEFAULT                                          \
+  {.max_body = (uint64_t)32 << 20, .max_conns = 4096,                          \
+   .idle_timeout_ms = 600000, .on_headers = NULL}
+
+/* Listen on a unix socket at path (an existing socket file is replaced),
+ * with the listen backlog as large as the kernel allows. Returns 0 or a
+ * negative libuv error. rock_http_server_start uses the default options;
+ * rock_http_server_start_opts copies *opts. */
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
                            const char *path, rock_http_handler_fn fn,
                            void *data);
+int rock_http_server_start_opts(rock_http_server_t **out, uv_loop_t *loop,
+                                const char *path,
+                                const rock_http_server_opts_t *opts,
+                                rock_http_handler_fn fn, void *data);
 /* Stop listening and close every connection; requests not yet answered
  * become orphans (conn == NULL) that rock_http_respond just frees. */
 void rock_http_server_close(rock_http_server_t *s);
 /* Number of requests received but not yet answered. */
 int rock_http_server_inflight(rock_http_server_t *s);
 
-/* Answer req with status and body (copied) and free req. Exactly once. */
+/* What the server holds now (for tests and diagnostics). */
+typedef struct {
+  unsigned conns;       /* open connections */
+  unsigned paused;      /* connections not read because of backpressure */
+  size_t buffered;      /* bytes allocated for input and bodies in memory */
+} rock_http_server_stats_t;
+void rock_http_server_stats(rock_http_server_t *s, rock_http_server_stats_t *st);
+
+/* Answer req with status and body (copied) and free req. Exactly once.
+ * To a HEAD request only the headers go, with the Content-Length of body.
+ * rock_http_respond_take takes body (malloc'ed; freed once written)
+ * instead of copying it. */
 void rock_http_respond(rock_http_req_t *req, int status,
                        const char *content_type, const char *body,
                        size_t len);
+void rock_http_respond_take(rock_http_req_t *req, int status,
+                            const char *content_type, char *body, size_t len);
 
 #endif

@@ -1,47 +1,101 @@
 /* files.c: /read_file and /write_file.
  * Paths are the sandbox's own (relative ones from the rocklet's cwd).
  * write_file creates missing parent directories and replaces the file
- * atomically (temp file + rename), so a reader never sees half a file.
- * read_file returns text; bytes that are not UTF-8 come back as U+FFFD. */
+ * atomically (replace.c), so a reader never sees half a file. Contents are
+ * text (bytes that are not UTF-8 read back as U+FFFD) or, with
+ * "encoding": "base64", any bytes. read_file never blocks the loop: only
+ * regular files, opened non-blocking, up to ROCKLET_MAX_READ bytes.
+ * Large files stream in through /upload (upload.c). */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/base64.h"
 #include "output.h"
+#include "replace.h"
 #include "rocklet.h"
 
-#define MAX_READ (256u << 20)
-
-static int mkdirs(const char *path) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s", path);
-  for (char *s = p + 1; *s; s++) {
-    if (*s != '/') continue;
-    *s = 0;
-    if (mkdir(p, 0755) && errno != EEXIST) return -errno;
-    *s = '/';
-  }
-  return 0;
-}
+/* The largest file read_file reads: the same as a JSON body's limit, so a
+ * read fits a small sandbox. */
+#define ROCKLET_MAX_READ ((size_t)32 << 20)
 
 static rock_err errno_code(int e) {
   return e == ENOENT || e == ENOTDIR ? ROCK_E_NOT_FOUND : ROCK_E_IO;
 }
 
+/* "encoding": absent or "utf-8" (text) -> 0, "base64" -> 1, else -1. */
+static int arg_encoding(json_t *args, char **err) {
+  const char *e = arg_string(args, "encoding", 0, err);
+  if (!e || !strcmp(e, "utf-8") || !strcmp(e, "utf8")) return 0;
+  if (!strcmp(e, "base64")) return 1;
+  if (!*err && (*err = malloc(96)))
+    snprintf(*err, 96, "field 'encoding' must be \"utf-8\" or \"base64\"");
+  return -1;
+}
+
+/* The answer {"content": s[, "encoding": "base64"]} as JSON, built in one
+ * exact allocation handed to the server (jansson would hold the content
+ * three more times). s is valid UTF-8 (cleaned) or base64. */
+static char *answer_content(const char *s, size_t n, int b64, size_t *len) {
+  static const char head[] = "{\"content\":\"", tail_text[] = "\"}",
+                    tail_b64[] = "\",\"encoding\":\"base64\"}";
+  static const char hex[] = "0123456789abcdef";
+  size_t esc = 0;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = s[i];
+    esc += c == '"' || c == '\\' ? 2 : c >= 0x20 ? 1
+           : c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f' ? 2 : 6;
+  }
+  const char *tail = b64 ? tail_b64 : tail_text;
+  size_t tl = b64 ? sizeof tail_b64 - 1 : sizeof tail_text - 1;
+  char *a = malloc(sizeof head - 1 + esc + tl + 1), *o = a;
+  if (!a) return NULL;
+  memcpy(o, head, sizeof head - 1);
+  o += sizeof head - 1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = s[i];
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      *o++ = c;
+      continue;
+    }
+    *o++ = '\\';
+    switch (c) {
+    case '"': *o++ = '"'; break;
+    case '\\': *o++ = '\\'; break;
+    case '\n': *o++ = 'n'; break;
+    case '\t': *o++ = 't'; break;
+    case '\r': *o++ = 'r'; break;
+    case '\b': *o++ = 'b'; break;
+    case '\f': *o++ = 'f'; break;
+    default:
+      memcpy(o, "u00", 3);
+      o[3] = hex[c >> 4];
+      o[4] = hex[c & 15];
+      o += 5;
+    }
+  }
+  memcpy(o, tail, tl);
+  o += tl;
+  *o = 0;
+  *len = o - a;
+  return a;
+}
+
 void files_read(rock_http_req_t *req, json_t *args) {
   char *err = NULL;
   const char *path = arg_string(args, "path", 1, &err);
+  int b64 = arg_encoding(args, &err);
   if (err) {
     reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
     free(err);
     return;
   }
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: opening a FIFO without a writer must not wait */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0) {
     int e = errno;
@@ -49,30 +103,64 @@ void files_read(rock_http_req_t *req, json_t *args) {
     reply_error(req, errno_code(e), "read_file %s: %s", path, strerror(e));
     return;
   }
-  if (S_ISDIR(st.st_mode) || st.st_size > MAX_READ) {
+  if (!S_ISREG(st.st_mode)) {
     close(fd);
     reply_error(req, ROCK_E_INVALID_ARGUMENT, "read_file %s: %s", path,
-                S_ISDIR(st.st_mode) ? "is a directory" : "larger than 256 MiB");
+                S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
     return;
   }
-  rock_buf_t raw = {0}, clean = {0};
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0 && raw.len < MAX_READ)
-    rock_buf_append(&raw, buf, n);
-  int e = n < 0 ? errno : 0;
+  /* exactly the file's size (and a little, to see it grow) */
+  rock_buf_t raw = {0};
+  int e = (size_t)st.st_size > ROCKLET_MAX_READ ? EFBIG : 0;
+  if (!e) {
+    raw.cap = (size_t)st.st_size + 4097;
+    if (!(raw.data = malloc(raw.cap))) e = ENOMEM;
+  }
+  while (!e) {
+    if (raw.len + 1 == raw.cap) { /* it grew since fstat */
+      if (raw.len > ROCKLET_MAX_READ) break;
+      if (rock_buf_reserve(&raw, 65536)) {
+        e = ENOMEM;
+        break;
+      }
+    }
+    ssize_t n = read(fd, raw.data + raw.len, raw.cap - raw.len - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) e = errno;
+    if (n <= 0) break;
+    raw.len += n;
+  }
   close(fd);
+  if (!e && raw.len > ROCKLET_MAX_READ) e = EFBIG;
   if (e) {
     rock_buf_free(&raw);
-    reply_error(req, ROCK_E_IO, "read_file %s: %s", path, strerror(e));
+    if (e == EFBIG)
+      reply_error(req, ROCK_E_INVALID_ARGUMENT,
+                  "read_file %s: larger than %zu MiB: read it in parts with "
+                  "/execute (e.g. head -c, tail -c, split)",
+                  path, ROCKLET_MAX_READ >> 20);
+    else
+      reply_error(req, e == ENOMEM ? ROCK_E_NO_MEMORY : ROCK_E_IO,
+                  "read_file %s: %s", path, strerror(e));
     return;
   }
-  rock_output_clean(&clean, raw.data ? raw.data : "", raw.len);
+  rock_buf_t out = {0}; /* sized for the usual case, not doubled into */
+  out.cap = (b64 ? (raw.len + 2) / 3 * 4 : raw.len) + 1;
+  int rc = (out.data = malloc(out.cap)) ? 0 : -1;
+  if (!rc) out.data[0] = 0;
+  if (!rc) rc = b64 ? rock_base64_encode(&out, raw.data, raw.len)
+                    : rock_output_clean(&out, raw.data, raw.len);
   rock_buf_free(&raw);
-  json_t *o = json_object();
-  json_object_set_new(o, "content", json_stringn(clean.data ? clean.data : "", clean.len));
-  rock_buf_free(&clean);
-  reply_json(req, o);
+  char *ans = NULL;
+  size_t ans_len = 0;
+  if (!rc) ans = answer_content(out.data, out.len, b64, &ans_len);
+  rock_buf_free(&out);
+  if (!ans) {
+    reply_error(req, ROCK_E_NO_MEMORY, "read_file %s: out of memory", path);
+    return;
+  }
+  rock_http_respond_take(req, 200, "application/json", ans, ans_len);
+  rocklet_touch();
 }
 
 void files_write(rock_http_req_t *req, json_t *args) {
@@ -81,6 +169,7 @@ void files_write(rock_http_req_t *req, json_t *args) {
   json_t *cv = json_object_get(args, "content");
   if (!err && !json_is_string(cv)) err = strdup("missing string field 'content'");
   if (!err && !*path) err = strdup("field 'path' is empty");
+  int b64 = arg_encoding(args, &err);
   if (err) {
     reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
     free(err);
@@ -88,31 +177,32 @@ void files_write(rock_http_req_t *req, json_t *args) {
   }
   const char *content = json_string_value(cv);
   size_t len = json_string_length(cv);
-  char tmp[PATH_MAX];
-  int rc = mkdirs(path);
-  if (!rc && snprintf(tmp, sizeof tmp, "%s.rock-tmp.%d", path, (int)getpid()) >= (int)sizeof tmp)
-    rc = -ENAMETOOLONG;
-  int fd = -1;
+  rock_buf_t bytes = {0};
+  if (b64) {
+    int rc = rock_base64_decode(&bytes, content, len);
+    if (rc) {
+      rock_buf_free(&bytes);
+      reply_error(req, rc == -1 ? ROCK_E_NO_MEMORY : ROCK_E_INVALID_ARGUMENT,
+                  "write_file %s: %s", path,
+                  rc == -1 ? "out of memory" : "content is not base64");
+      return;
+    }
+    content = bytes.data ? bytes.data : "";
+    len = bytes.len;
+  }
+  rock_replace_t r;
+  int rc = rock_replace_open(&r, path);
   if (!rc) {
-    struct stat st;
-    mode_t mode = stat(path, &st) == 0 ? (st.st_mode & 07777) : 0644;
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0) rc = -errno;
+    rc = rock_replace_write(&r, content, len);
+    if (rc) rock_replace_abort(&r);
+    else rc = rock_replace_commit(&r);
   }
-  for (size_t off = 0; !rc && off < len;) {
-    ssize_t w = write(fd, content + off, len - off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) rc = -errno;
-    else off += w;
-  }
-  if (fd >= 0 && close(fd) && !rc) rc = -errno;
-  if (!rc && rename(tmp, path)) rc = -errno;
+  rock_buf_free(&bytes);
   if (rc) {
-    if (fd >= 0) unlink(tmp);
     reply_error(req, errno_code(-rc), "write_file %s: %s", path, strerror(-rc));
     return;
   }
-  char msg[PATH_MAX + 32];
+  char msg[PATH_MAX + 48];
   snprintf(msg, sizeof msg, "wrote %zu bytes to %s", len, path);
   reply_json(req, json_pack("{s:b, s:s}", "success", 1, "message", msg));
 }

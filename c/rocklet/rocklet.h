@@ -41,6 +41,7 @@ void sessions_close_all(void);
 void exec_run(rock_http_req_t *req, json_t *args);
 void files_read(rock_http_req_t *req, json_t *args);
 void files_write(rock_http_req_t *req, json_t *args);
+#include "upload.h" /* /upload: upload_on_headers (the server's on_headers), upload_run */
 
 /* Shutdown (main.c): kill every process we started and exit. */
 void rocklet_shutdown(const char *why);

@@ -118,6 +118,7 @@ static const struct {
     {"/execute", exec_run},
     {"/read_file", files_read},
     {"/write_file", files_write},
+    {"/upload", upload_run},
     {"/close", close_all},
     {"/lease", lease},
 };

@@ -74,5 +74,114 @@ T.test("read_file errors", function()
   T.raises("invalid_argument", sb.write_file, sb, { path = tmp .. "/x" })
 end)
 
+-- the rocklet's own client, for the fields sandbox.lua does not send yet
+local rocklet = require "rock.rocklet"
+local function call(path, body) return rocklet.call(sb.socket, path, body, 30) end
+
+T.test("read_file refuses a FIFO at once; the rocklet keeps serving (issue 7 item 10)", function()
+  local fifo = tmp .. "/fifo"
+  sb:execute{ command = { "mkfifo", fifo } }
+  local reader = rock.spawn(function()
+    return select(2, pcall(sb.read_file, sb, { path = fifo }))
+  end)
+  rock.sleep(0.1) -- let read_file reach the rocklet first
+  T.eq(sb:is_alive(), true, "is_alive while read_file runs")
+  local err = rock.wait(reader)
+  T.ok(rock.errors.is(err), "read_file of a FIFO fails")
+  T.eq(err.code, "invalid_argument")
+  T.match(err.message, "not a regular file")
+  -- devices too: /dev/zero would never end
+  err = T.raises("invalid_argument", sb.read_file, sb, { path = "/dev/zero" })
+  T.match(err.message, "not a regular file")
+  T.raises("invalid_argument", sb.read_file, sb, { path = "/dev/null" })
+end)
+
+T.test("read_file over 32 MiB is refused and says what to use", function()
+  local big = tmp .. "/sparse"
+  sb:execute{ command = { "truncate", "-s", "40M", big } }
+  local err = T.raises("invalid_argument", sb.read_file, sb, { path = big })
+  T.match(err.message, "larger than 32 MiB")
+  T.match(err.message, "/execute")
+  sb:execute{ command = { "truncate", "-s", tostring(32 * 2 ^ 20 + 1), big } } -- one byte over
+  T.raises("invalid_argument", sb.read_file, sb, { path = big })
+  sb:execute{ command = { "rm", big } }
+end)
+
+T.test("binary files round-trip with encoding base64 (issue 7 item 18)", function()
+  local bytes = {}
+  for i = 0, 255 do bytes[#bytes + 1] = string.char(i) end
+  local all = table.concat(bytes) .. table.concat(bytes):reverse() .. "\0\0\255"
+  local path = tmp .. "/bin/all.bytes"
+  local w = call("/write_file", { path = path, content = rock.core.base64_encode(all),
+    encoding = "base64" })
+  T.eq(w.success, true)
+  T.match(w.message, "wrote " .. #all .. " bytes")
+  local r = call("/read_file", { path = path, encoding = "base64" })
+  T.eq(r.encoding, "base64")
+  T.eq(rock.core.base64_decode(r.content), all)
+  T.eq(sb:execute{ command = { "wc", "-c", path } }.stdout, #all .. " " .. path .. "\n")
+  -- without an encoding read_file still answers cleaned text
+  T.eq(sb:read_file{ path = path }.content:sub(1, 3), "\0\1\2")
+  local e = T.raises("invalid_argument", call, "/write_file",
+    { path = path, content = "not base64!", encoding = "base64" })
+  T.match(e.message, "not base64")
+  T.raises("invalid_argument", call, "/read_file", { path = path, encoding = "latin1" })
+  T.eq(rock.core.base64_decode(call("/read_file", { path = path, encoding = "base64" }).content), all,
+    "a refused write changes nothing")
+end)
+
+T.test("write_file never follows a symlink planted at its temp path", function()
+  local path = tmp .. "/target.txt"
+  local victim = tmp .. "/victim.txt"
+  sb:write_file{ path = victim, content = "precious" }
+  local pid = call("/is_alive", {}).pid
+  -- the temp names write_file used (<path>.rock-tmp.<pid>) and a few more
+  sb:execute{ command = "for s in " .. pid .. " x y; do ln -s " .. victim .. " " .. path
+    .. ".rock-tmp.$s; done" }
+  sb:write_file{ path = path, content = "new" }
+  T.eq(sb:read_file{ path = victim }.content, "precious")
+  T.eq(sb:read_file{ path = path }.content, "new")
+  local left = sb:execute{ command = "ls -A " .. tmp .. " | grep -c rock-tmp" }.stdout
+  T.eq(left, "3\n", "only the planted links, no temp file left")
+  sb:execute{ command = "rm -f " .. path .. ".rock-tmp.*" }
+end)
+
+T.test("a 250 MB body is refused before it is read; the rocklet lives (issue 7 item 14)", function()
+  local host = os.tmpname()
+  T.sh("truncate -s 250M " .. host)
+  -- -T streams the file (PUT, made a POST): nothing is buffered by curl
+  local out = T.sh(string.format("curl -sS -X POST -T %s -w '\\n%%{http_code}' --unix-socket %s "
+    .. "http://rocklet/write_file", host, sb.socket))
+  os.remove(host)
+  T.match(out, "\n413$")
+  T.match(out, "larger than 33554432 bytes")
+  T.eq(sb:is_alive(), true)
+  T.eq(sb:read_file{ path = tmp .. "/empty" }.content, "")
+end)
+
+T.test("read_file text escapes quotes, backslashes and every control byte", function()
+  local bytes = {}
+  for i = 1, 127 do -- not CR and ESC, which cleaning changes
+    if i ~= 13 and i ~= 27 then bytes[#bytes + 1] = string.char(i) end
+  end
+  local text = table.concat(bytes) .. '"\\" \\\\ \u{2028} ü'
+  local path = tmp .. "/ctl.txt"
+  call("/write_file", { path = path, content = rock.core.base64_encode(text), encoding = "base64" })
+  T.eq(sb:read_file{ path = path }.content, text)
+end)
+
+if sb.backend == "local" then
+  T.test("reading a 32 MiB file holds it about twice, not five times", function()
+    local path = tmp .. "/32m.txt"
+    sb:execute{ command = "yes abcdefghijklmnopqrstuvwxyz012345678 | head -c 33554432 > " .. path }
+    local pid = call("/is_alive", {}).pid
+    T.eq(#sb:read_file{ path = path }.content, 33554432)
+    local hwm = tonumber(T.sh("grep VmHWM /proc/" .. pid .. "/status"):match("(%d+) kB"))
+    print(string.format("     rocklet peak RSS %d KiB after reading 32 MiB", hwm))
+    T.ok(hwm < 80 * 1024, "peak RSS under 80 MiB")
+    sb:execute{ command = { "rm", path } }
+  end)
+end
+
 sb:stop()
 T.done()

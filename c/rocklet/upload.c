@@ -1,0 +1,110 @@
+/* upload.c: POST /upload?path=<url-encoded path>, the file's bytes as the
+ * raw body. The body is streamed as it arrives to a temp file next to the
+ * target (replace.c), never held in memory, and renamed into place once
+ * complete; parents are created. A client that goes away mid-body leaves
+ * nothing behind. Small contents can also go through /write_file (files.c). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replace.h"
+#include "rocklet.h"
+#include "upload.h"
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* The value of key in a query string, percent-decoded ('+' is a space).
+ * Returns a malloc'ed string, or NULL if absent or malformed. */
+static char *query_value(const char *q, const char *key) {
+  size_t kl = strlen(key);
+  for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
+    if (strncmp(p, key, kl) || p[kl] != '=') continue;
+    const char *v = p + kl + 1;
+    size_t n = strcspn(v, "&");
+    char *out = malloc(n + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+      if (v[i] == '+') *o++ = ' ';
+      else if (v[i] != '%') *o++ = v[i];
+      else {
+        int h = i + 2 < n ? hexval(v[i + 1]) : -1;
+        int l = h >= 0 ? hexval(v[i + 2]) : -1;
+        if (h < 0 || l < 0 || (h == 0 && l == 0)) { /* bad escape or NUL */
+          free(out);
+          return NULL;
+        }
+        *o++ = (char)(h * 16 + l);
+        i += 2;
+      }
+    }
+    *o = 0;
+    return out;
+  }
+  return NULL;
+}
+
+static void upload_drop(rock_http_req_t *req) {
+  rock_replace_t *r = req->user;
+  req->user = NULL;
+  rock_replace_abort(r);
+  free(r);
+}
+
+void upload_on_headers(rock_http_req_t *req, void *data) {
+  (void)data;
+  if (strcmp(req->path, "/upload")) return;
+  if (strcmp(req->method, "POST") && strcmp(req->method, "PUT")) {
+    reply_error(req, ROCK_E_BAD_REQUEST, "upload takes POST, not %s", req->method);
+    return;
+  }
+  char *path = query_value(req->query, "path");
+  if (!path || !*path) {
+    free(path);
+    reply_error(req, ROCK_E_INVALID_ARGUMENT,
+                "upload needs ?path=<url-encoded path>");
+    return;
+  }
+  rock_replace_t *r = malloc(sizeof *r);
+  int rc = r ? rock_replace_open(r, path) : -ENOMEM;
+  if (rc) {
+    free(r);
+    reply_error(req, rc == -ENOENT || rc == -ENOTDIR ? ROCK_E_NOT_FOUND : ROCK_E_IO,
+                "upload %s: %s", path, strerror(-rc));
+    free(path);
+    return;
+  }
+  free(path);
+  req->user = r;
+  req->body_fd = r->fd;
+  req->max_body = UINT64_MAX; /* bounded by the disk, not by memory */
+  req->on_drop = upload_drop;
+}
+
+void upload_run(rock_http_req_t *req, json_t *args) {
+  (void)args;
+  rock_replace_t *r = req->user;
+  if (!r) { /* the server was started without upload_on_headers */
+    reply_error(req, ROCK_E_INTERNAL, "upload: the body was not streamed");
+    return;
+  }
+  req->user = NULL;
+  int rc = -req->body_err;
+  if (rc) rock_replace_abort(r);
+  else rc = rock_replace_commit(r);
+  if (rc) {
+    reply_error(req, ROCK_E_IO, "upload %s: %s", r->path, strerror(-rc));
+    free(r);
+    return;
+  }
+  char msg[PATH_MAX + 48];
+  snprintf(msg, sizeof msg, "wrote %llu bytes to %s",
+           (unsigned long long)req->body_bytes, r->path);
+  free(r);
+  reply_json(req, json_pack("{s:b, s:s}", "success", 1, "message", msg));
+}

@@ -1,0 +1,581 @@
+/* test_server.c: the HTTP server of c/http/server.c on a real uv loop with
+ * real unix-socket clients. The server and its handler run on the loop in
+ * the main thread; each case's client runs in a thread with blocking
+ * sockets and reaches into the loop only through on_loop() (run a function
+ * there and wait). Every case closes everything and checks uv_loop_close. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "http/server.h"
+
+static int passed, failed;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (cond) passed++;                                                        \
+    else {                                                                     \
+      failed++;                                                                \
+      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
+    }                                                                          \
+  } while (0)
+
+/* ---- the server side (loop thread) ---- */
+
+static uv_loop_t loop;
+static rock_http_server_t *srv;
+static char sock_path[108];
+static char file_path[256]; /* where /file bodies go */
+static int aborts, drops;   /* on_abort / on_drop calls */
+static rock_http_req_t *slow[8]; /* /slow requests held unanswered */
+static int nslow;
+static uv_timer_t answer_timer;
+
+static void count_abort(rock_http_req_t *req) { (void)req, aborts++; }
+
+static void drop_file(rock_http_req_t *req) {
+  drops++;
+  close(req->body_fd);
+}
+
+static void on_headers(rock_http_req_t *req, void *data) {
+  (void)data;
+  if (!strcmp(req->path, "/file")) {
+    req->body_fd = open(file_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    req->max_body = UINT64_MAX;
+    req->on_drop = drop_file;
+  } else if (!strcmp(req->path, "/early")) {
+    rock_http_respond(req, 403, "text/plain", "no", 2);
+  }
+}
+
+static void handler(rock_http_req_t *req, void *data) {
+  (void)data;
+  char msg[128];
+  if (!strcmp(req->path, "/slow")) {
+    req->on_abort = count_abort;
+    slow[nslow++] = req;
+    return;
+  }
+  if (!strcmp(req->path, "/file")) {
+    close(req->body_fd);
+    int n = snprintf(msg, sizeof msg, "%llu %d",
+                     (unsigned long long)req->body_bytes, req->body_err);
+    rock_http_respond(req, 200, "text/plain", msg, n);
+    return;
+  }
+  if (!strcmp(req->path, "/echo")) { /* length and a checksum of the body */
+    uint64_t sum = 0;
+    for (size_t i = 0; i < req->body_len; i++) sum = sum * 31 + (unsigned char)req->body[i];
+    int n = snprintf(msg, sizeof msg, "%zu %llu %d", req->body_len,
+                     (unsigned long long)sum, req->body[req->body_len] == 0);
+    rock_http_respond(req, 200, "text/plain", msg, n);
+    return;
+  }
+  if (!strcmp(req->path, "/hello")) {
+    char *b = strdup("hello");
+    rock_http_respond_take(req, 200, "text/plain", b, 5);
+    return;
+  }
+  rock_http_respond(req, 404, "text/plain", "", 0);
+}
+
+static void answer_slow(void) {
+  for (int i = 0; i < nslow; i++) rock_http_respond(slow[i], 200, "text/plain", "done", 4);
+  nslow = 0;
+}
+
+/* on_loop: run fn(arg) on the loop thread and wait for it. */
+static uv_async_t async;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static void (*call_fn)(void *);
+static void *call_arg;
+static int call_done;
+
+static void on_async(uv_async_t *a) {
+  (void)a;
+  pthread_mutex_lock(&mu);
+  if (call_fn && !call_done) {
+    call_fn(call_arg);
+    call_done = 1;
+    pthread_cond_broadcast(&cv);
+  }
+  pthread_mutex_unlock(&mu);
+}
+
+static void on_loop(void (*fn)(void *), void *arg) {
+  pthread_mutex_lock(&mu);
+  call_fn = fn;
+  call_arg = arg;
+  call_done = 0;
+  uv_async_send(&async);
+  while (!call_done) pthread_cond_wait(&cv, &mu);
+  call_fn = NULL;
+  pthread_mutex_unlock(&mu);
+}
+
+static void get_stats(void *arg) { rock_http_server_stats(srv, arg); }
+static void do_answer_slow(void *arg) { (void)arg, answer_slow(); }
+static void get_counts(void *arg) {
+  int *v = arg;
+  v[0] = aborts, v[1] = drops, v[2] = nslow, v[3] = rock_http_server_inflight(srv);
+}
+static void finish(void *arg) {
+  (void)arg;
+  answer_slow(); /* orphans are just freed */
+  if (uv_is_active((uv_handle_t *)&answer_timer)) uv_timer_stop(&answer_timer);
+  uv_close((uv_handle_t *)&answer_timer, NULL);
+  rock_http_server_close(srv);
+  uv_close((uv_handle_t *)&async, NULL);
+}
+
+static rock_http_server_stats_t stats(void) {
+  rock_http_server_stats_t st;
+  on_loop(get_stats, &st);
+  return st;
+}
+
+/* Wait (polling the loop) until counts[i] == want; 0 if it never does. */
+static int wait_count(int i, int want) {
+  for (int k = 0; k < 10000; k++) {
+    int v[4];
+    on_loop(get_counts, v);
+    if (v[i] == want) return 1;
+    usleep(1000);
+  }
+  return 0;
+}
+
+/* ---- the client side (client thread) ---- */
+
+typedef struct {
+  int fd;
+  char buf[1 << 16];
+  size_t len;
+} client_t;
+
+static int sock_connect(int nonblock) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
+  struct sockaddr_un a = {.sun_family = AF_UNIX};
+  snprintf(a.sun_path, sizeof a.sun_path, "%s", sock_path);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+    close(fd);
+    return -1;
+  }
+  if (nonblock) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  return fd;
+}
+
+static void cl_open(client_t *c) {
+  c->fd = sock_connect(0);
+  c->len = 0;
+}
+
+static int send_all(int fd, const void *p, size_t n) {
+  const char *s = p;
+  while (n) {
+    ssize_t w = send(fd, s, n, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return -1;
+    s += w, n -= w;
+  }
+  return 0;
+}
+
+static int cl_send(client_t *c, const char *fmt, ...) {
+  char req[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(req, sizeof req, fmt, ap);
+  va_end(ap);
+  return send_all(c->fd, req, n);
+}
+
+/* Read one response: status, body into out (NUL-terminated). head: a
+ * HEAD answer (no body follows its Content-Length). Returns the status,
+ * 0 on EOF before a whole response, -1 on error. */
+static int cl_response(client_t *c, char *out, size_t cap, int head) {
+  for (;;) {
+    char *end = memmem(c->buf, c->len, "\r\n\r\n", 4);
+    if (end) {
+      size_t hl = end + 4 - c->buf;
+      int status = atoi(c->buf + 9);
+      char *cl = memmem(c->buf, hl, "Content-Length: ", 16);
+      size_t bl = head || !cl ? 0 : strtoul(cl + 16, NULL, 10);
+      if (status == 100) { /* interim: drop it */
+        memmove(c->buf, c->buf + hl, c->len - hl);
+        c->len -= hl;
+        continue;
+      }
+      if (c->len >= hl + bl) {
+        if (out) {
+          size_t k = bl < cap - 1 ? bl : cap - 1;
+          memcpy(out, c->buf + hl, k);
+          out[k] = 0;
+        }
+        memmove(c->buf, c->buf + hl + bl, c->len - hl - bl);
+        c->len -= hl + bl;
+        return status;
+      }
+    }
+    if (c->len == sizeof c->buf) return -1;
+    ssize_t n = read(c->fd, c->buf + c->len, sizeof c->buf - c->len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return -1;
+    if (n == 0) return 0;
+    c->len += n;
+  }
+}
+
+/* Is the connection closed by the server (EOF, nothing else to read)? */
+static int cl_eof(client_t *c) {
+  char b[64];
+  ssize_t n;
+  while ((n = read(c->fd, b, sizeof b)) < 0 && errno == EINTR) {}
+  return n == 0 && c->len == 0;
+}
+
+static void cl_close(client_t *c) {
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+}
+
+/* ---- running a case ---- */
+
+static void *client_main(void *arg) {
+  void (*fn)(void) = (void (*)(void))arg;
+  fn();
+  on_loop(finish, NULL);
+  return NULL;
+}
+
+static int pre_fds[600];
+static int npre;
+
+/* Start a server with opts, run body in a client thread (pre runs first
+ * on this thread, before the loop turns), close all, check the loop. */
+static void run_case(const char *name, rock_http_server_opts_t opts,
+                     void (*pre)(void), void (*body)(void)) {
+  fprintf(stderr, "-- %s\n", name);
+  aborts = drops = nslow = 0;
+  CHECK(uv_loop_init(&loop) == 0);
+  CHECK(rock_http_server_start_opts(&srv, &loop, sock_path, &opts, handler, NULL) == 0);
+  uv_async_init(&loop, &async, on_async);
+  uv_timer_init(&loop, &answer_timer);
+  if (pre) pre();
+  pthread_t th;
+  pthread_create(&th, NULL, client_main, (void *)body);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  pthread_join(th, NULL);
+  CHECK(uv_loop_close(&loop) == 0);
+  unlink(sock_path);
+}
+
+static rock_http_server_opts_t defaults(void) {
+  rock_http_server_opts_t o = ROCK_HTTP_SERVER_OPTS_DEFAULT;
+  o.on_headers = on_headers;
+  return o;
+}
+
+/* ---- cases ---- */
+
+static char chunk[1 << 20]; /* 1 MiB of a byte pattern */
+
+static void fill_chunk(void) {
+  for (size_t i = 0; i < sizeof chunk; i++) chunk[i] = (char)(i * 7 + (i >> 9));
+}
+
+static void case_basics(void) {
+  client_t c;
+  char out[256];
+  cl_open(&c);
+  cl_send(&c, "POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nabcde");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200);
+  CHECK(!strncmp(out, "5 ", 2) && out[strlen(out) - 1] == '1');
+  /* pipelined: answered in order */
+  cl_send(&c, "GET /hello HTTP/1.1\r\n\r\nPOST /echo HTTP/1.1\r\n"
+              "Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strncmp(out, "3 ", 2));
+  /* malformed: 400, then closed */
+  cl_send(&c, "BLAH\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 400);
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+}
+
+/* issue 7 item 18: HEAD answers carry no body */
+static void case_head(void) {
+  client_t c;
+  char out[64];
+  cl_open(&c);
+  cl_send(&c, "HEAD /hello HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 1) == 200);
+  CHECK(!memcmp(c.buf, "HTTP/1.1 200", 12) || c.len == 0); /* no stray body */
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  cl_close(&c);
+}
+
+/* issue 7 item 4: a busy connection stops reading (50 MB pipelined behind
+ * a slow request), and memory does not grow. */
+static volatile int writer_done;
+static int writer_fd;
+static void *writer(void *arg) {
+  (void)arg;
+  char head[128];
+  int n = snprintf(head, sizeof head, "POST /file HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 50 << 20);
+  send_all(writer_fd, head, n);
+  for (int i = 0; i < 50; i++)
+    if (send_all(writer_fd, chunk, sizeof chunk)) break;
+  writer_done = 1;
+  return NULL;
+}
+
+static void case_backpressure(void) {
+  client_t c;
+  char out[64];
+  cl_open(&c);
+  cl_send(&c, "POST /slow HTTP/1.1\r\n\r\n");
+  CHECK(wait_count(2, 1));
+  writer_done = 0;
+  writer_fd = c.fd;
+  pthread_t w;
+  pthread_create(&w, NULL, writer, NULL);
+  rock_http_server_stats_t st;
+  size_t peak = 0;
+  do { /* until the server stops reading, or the writer got it all in */
+    usleep(1000);
+    st = stats();
+    if (st.buffered > peak) peak = st.buffered;
+  } while (!st.paused && !writer_done);
+  CHECK(st.paused == 1);
+  CHECK(!writer_done);
+  CHECK(peak <= ROCK_HTTP_READ_AHEAD + 4096);
+  fprintf(stderr, "   paused with %zu bytes buffered\n", st.buffered);
+  on_loop(do_answer_slow, NULL);
+  while (!writer_done) { /* the body streams on through the file sink */
+    st = stats();
+    if (st.buffered > peak) peak = st.buffered;
+    usleep(1000);
+  }
+  pthread_join(w, NULL);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "done"));
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200);
+  CHECK(!strcmp(out, "52428800 0"));
+  CHECK(peak <= 2 * ROCK_HTTP_READ_AHEAD + 4096);
+  fprintf(stderr, "   peak %zu bytes buffered for 50 MiB\n", peak);
+  cl_close(&c);
+}
+
+/* on_abort fires when the client of an unanswered request goes away,
+ * with nothing or a little pipelined behind it */
+static void case_abort(void) {
+  client_t c;
+  cl_open(&c);
+  cl_send(&c, "POST /slow HTTP/1.1\r\n\r\n");
+  CHECK(wait_count(2, 1));
+  cl_close(&c);
+  CHECK(wait_count(0, 1));
+  cl_open(&c);
+  cl_send(&c, "POST /slow HTTP/1.1\r\n\r\nPOST /echo HTTP/1.1\r\nContent-Length: 20000\r\n\r\n");
+  send_all(c.fd, chunk, 20000);
+  CHECK(wait_count(2, 2));
+  cl_close(&c);
+  CHECK(wait_count(0, 2));
+  CHECK(wait_count(3, 0)); /* nothing in flight */
+  /* a streamed body cut short: its sink is dropped */
+  cl_open(&c);
+  cl_send(&c, "POST /file HTTP/1.1\r\nContent-Length: 10000000\r\n\r\n");
+  send_all(c.fd, chunk, 100000);
+  cl_close(&c);
+  CHECK(wait_count(1, 1));
+}
+
+/* issue 7 item 14: oversized bodies are refused early with 413 */
+static void case_too_large(void) {
+  client_t c;
+  char out[256];
+  cl_open(&c);
+  cl_send(&c, "POST /echo HTTP/1.1\r\nContent-Length: 314572800\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 413); /* no body sent */
+  CHECK(strstr(out, "larger than 1048576") != NULL);
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+  cl_open(&c); /* chunked past the limit */
+  cl_send(&c, "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  char hdr[32];
+  int hl = snprintf(hdr, sizeof hdr, "%x\r\n", 65536);
+  for (int i = 0; i < 64; i++) /* 4 MiB: stops when the server refuses */
+    if (send_all(c.fd, hdr, hl) || send_all(c.fd, chunk, 65536) || send_all(c.fd, "\r\n", 2)) break;
+  CHECK(cl_response(&c, out, sizeof out, 0) == 413);
+  cl_close(&c);
+  cl_open(&c); /* just under the limit: whole, NUL-terminated */
+  cl_send(&c, "POST /echo HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n");
+  send_all(c.fd, chunk, sizeof chunk);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < sizeof chunk; i++) sum = sum * 31 + (unsigned char)chunk[i];
+  char want[64];
+  snprintf(want, sizeof want, "1048576 %llu 1", (unsigned long long)sum);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, want));
+  /* answered from on_headers: the body is not read, the connection closes */
+  cl_send(&c, "POST /early HTTP/1.1\r\nContent-Length: 100000000\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 403 && !strcmp(out, "no"));
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+  rock_http_server_stats_t st = stats();
+  CHECK(st.buffered == 0);
+}
+
+static long rss_kib(void) {
+  long pages = 0, res = 0;
+  FILE *f = fopen("/proc/self/statm", "r");
+  if (f) {
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = 0;
+    fclose(f);
+  }
+  return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* a 200 MiB body streams to a file: memory stays flat, bytes exact */
+static void case_file_sink(void) {
+  client_t c;
+  char out[64];
+  cl_open(&c);
+  long before = rss_kib();
+  cl_send(&c, "POST /file HTTP/1.1\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", 200 << 20);
+  for (int i = 0; i < 200; i++) send_all(c.fd, chunk, sizeof chunk);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "209715200 0"));
+  long grown = rss_kib() - before;
+  fprintf(stderr, "   rss grew %ld KiB for a 200 MiB body\n", grown);
+  CHECK(grown < 8 * 1024);
+  int fd = open(file_path, O_RDONLY);
+  static char back[1 << 20];
+  int same = 1;
+  for (int i = 0; i < 200 && same; i++)
+    same = read(fd, back, sizeof back) == (ssize_t)sizeof back && !memcmp(back, chunk, sizeof back);
+  CHECK(same && read(fd, back, 1) == 0);
+  close(fd);
+  cl_close(&c);
+}
+
+/* issue 7 item 18: idle connections close; one with a request in flight
+ * does not */
+static void answer_later(uv_timer_t *t) { (void)t, answer_slow(); }
+static void start_answer_timer(void *arg) {
+  (void)arg;
+  uv_timer_start(&answer_timer, answer_later, 200, 0); /* 4x the idle timeout */
+}
+
+static void case_idle(void) {
+  client_t c;
+  char out[64];
+  cl_open(&c);
+  CHECK(cl_eof(&c)); /* nothing sent: closed after 50 ms */
+  cl_close(&c);
+  cl_open(&c);
+  cl_send(&c, "POST /slow HTTP/1.1\r\n\r\n");
+  CHECK(wait_count(2, 1));
+  on_loop(start_answer_timer, NULL);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "done"));
+  int v[4];
+  on_loop(get_counts, v);
+  CHECK(v[0] == 0); /* not aborted */
+  CHECK(cl_eof(&c)); /* idle again afterwards */
+  cl_close(&c);
+}
+
+/* issue 7 item 18: connections past the cap are closed at once */
+static void case_conn_cap(void) {
+  client_t a, b, x;
+  char out[64];
+  cl_open(&a);
+  cl_open(&b);
+  cl_send(&a, "GET /hello HTTP/1.1\r\n\r\n");
+  cl_send(&b, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&a, out, sizeof out, 0) == 200);
+  CHECK(cl_response(&b, out, sizeof out, 0) == 200);
+  cl_open(&x);
+  cl_send(&x, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&x, out, sizeof out, 0) <= 0); /* closed, no answer */
+  cl_close(&x);
+  cl_close(&a);
+  int ok = 0;
+  for (int i = 0; i < 1000 && !ok; i++) { /* once the server saw a go */
+    cl_open(&x);
+    cl_send(&x, "GET /hello HTTP/1.1\r\n\r\n");
+    ok = cl_response(&x, out, sizeof out, 0) == 200;
+    cl_close(&x);
+    if (!ok) usleep(1000);
+  }
+  CHECK(ok);
+  CHECK(stats().conns <= 2);
+  cl_close(&b);
+}
+
+/* issue 7 item 11: 500 connects made before the server accepts any all
+ * get in and get answered (the backlog was 128) */
+#define NPRE 500
+static void pre_connect(void) {
+  npre = 0;
+  int refused = 0;
+  for (int i = 0; i < NPRE; i++) {
+    int fd = sock_connect(1);
+    if (fd < 0) refused++;
+    else pre_fds[npre++] = fd;
+  }
+  fprintf(stderr, "   %d of %d connects refused\n", refused, NPRE);
+}
+
+static void case_many(void) {
+  CHECK(npre == NPRE);
+  int answered = 0;
+  for (int i = 0; i < npre; i++) {
+    static const char r[] = "GET /hello HTTP/1.1\r\n\r\n";
+    send_all(pre_fds[i], r, sizeof r - 1);
+  }
+  for (int i = 0; i < npre; i++) {
+    client_t *c = calloc(1, sizeof *c);
+    char out[16];
+    c->fd = pre_fds[i];
+    answered += cl_response(c, out, sizeof out, 0) == 200;
+    cl_close(c);
+    free(c);
+  }
+  CHECK(answered == NPRE);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  fill_chunk();
+  snprintf(sock_path, sizeof sock_path, "/tmp/rock-test-server-%d.sock", (int)getpid());
+  snprintf(file_path, sizeof file_path, "/tmp/rock-test-server-%d.body", (int)getpid());
+  rock_http_server_opts_t o = defaults();
+  run_case("basics", o, NULL, case_basics);
+  run_case("head", o, NULL, case_head);
+  run_case("backpressure", o, NULL, case_backpressure);
+  run_case("abort", o, NULL, case_abort);
+  o.max_body = 1 << 20;
+  run_case("too large", o, NULL, case_too_large);
+  run_case("file sink", o, NULL, case_file_sink);
+  o = defaults();
+  o.idle_timeout_ms = 50;
+  run_case("idle", o, NULL, case_idle);
+  o = defaults();
+  o.max_conns = 2;
+  run_case("connection cap", o, NULL, case_conn_cap);
+  run_case("500 connects", defaults(), pre_connect, case_many);
+  unlink(file_path);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed != 0;
+}
