@@ -7,6 +7,7 @@
 -- failed.
 local uv = require "luv"
 local task = require "rock.task"
+local log = require "rock.log"
 local sandbox = require "rock.sandbox"
 
 local M = {}
@@ -23,7 +24,7 @@ local function watch_signals()
       local code = 128 + num
       if caught then os.exit(code) end -- a second signal: at once
       caught = name
-      io.stderr:write("rock: ", name:upper(), ": stopping this host's sandboxes (again to exit now)\n")
+      log.warn("host", "%s: stopping this host's sandboxes (again to exit now)", name:upper())
       task.spawn(function()
         pcall(sandbox.stop_all)
         os.exit(code)
@@ -45,7 +46,7 @@ function M.run(fn, ...)
   local main = task.spawn(fn, ...)
   task.run_until(function() return main.done and task.live() == 0 end)
   if not main.done or task.live() > 0 then
-    io.stderr:write("rock: ", task.live(), " task(s) still waiting with nothing left to wake them\n")
+    log.error("task", "%d task(s) still waiting with nothing left to wake them", task.live())
   end
   if sandbox.live_count() > 0 then
     local sweep = task.spawn(sandbox.stop_all)

@@ -2,6 +2,7 @@
 -- as the main task with arg = {"gc"|"ps", flags...}).
 local cjson = require "cjson"
 local gc = require "rock.gc"
+local log = require "rock.log"
 
 local M = {}
 
@@ -22,7 +23,7 @@ function M.gc()
   for _, r in ipairs(report.removed) do
     print(string.format("removed %s (%s): %s", r.id, r.backend, r.why))
   end
-  for _, e in ipairs(report.errors) do io.stderr:write("rock gc: ", e, "\n") end
+  for _, e in ipairs(report.errors) do log.error("gc", "%s", e) end
   print(string.format("gc: %d removed, %d error(s)", #report.removed, #report.errors))
   if #report.errors > 0 then error("gc: some sandboxes could not be removed", 0) end
 end

@@ -12,6 +12,7 @@
 -- group. It runs from `rock gc` and at every host start (gc.once).
 local uv = require "luv"
 local core = require "rock.core"
+local log = require "rock.log"
 local state = require "rock.state"
 local engine = require "rock.engine"
 local rocklet = require "rock.rocklet"
@@ -121,8 +122,7 @@ function M.once()
       local ok, report = pcall(M.run)
       M.once_report = ok and report or nil
       if ok and #report.removed > 0 then
-        io.stderr:write(string.format("rock: gc removed %d sandbox(es) left by dead hosts\n",
-          #report.removed))
+        log.warn("gc", "removed %d sandbox(es) left by dead hosts", #report.removed)
       end
     end)
   end

@@ -8,6 +8,7 @@
 -- {code=, message=}. Backends live in backends/*.lua; the wire protocol in
 -- rocklet.lua. Every call here waits: run it inside a task.
 local errors = require "rock.errors"
+local log = require "rock.log"
 local rocklet = require "rock.rocklet"
 local task = require "rock.task"
 local state = require "rock.state"
@@ -190,8 +191,8 @@ function M.start(opts)
     end
     failures[#failures + 1] = err
     if attempt <= retries and not errors.is(err, "invalid_argument") then
-      io.stderr:write(string.format("rock: sandbox start failed (attempt %d of %d): %s; retrying\n",
-        attempt, retries + 1, tostring(err)))
+      log.warn("sandbox", "start failed (attempt %d of %d): %s; retrying",
+        attempt, retries + 1, tostring(err))
     else
       err.attempts = failures
       error(err, 0)
@@ -390,7 +391,7 @@ function M.stop_all()
   for sb in pairs(live) do list[#list + 1] = sb end
   for _, sb in ipairs(list) do
     local ok, err = pcall(sb.stop, sb)
-    if not ok then io.stderr:write("rock: stopping ", tostring(sb.id), ": ", tostring(err), "\n") end
+    if not ok then log.error("sandbox", "stopping %s: %s", tostring(sb.id), tostring(err)) end
   end
   return #list
 end

@@ -7,6 +7,7 @@
 -- Read next: _main.lua (the main task), http.lua (an await user).
 local uv = require "luv"
 local errors = require "rock.errors"
+local log = require "rock.log"
 
 local M = {}
 
@@ -49,10 +50,9 @@ local function resume(t, ...)
     t.result = b
   end
   if not t.ok and #t.joiners == 0 and not t.quiet then
-    io.stderr:write("rock: task failed: ", tostring(t.result[1]), "\n")
-    if errors.is(t.result[1]) and t.result[1].traceback then
-      io.stderr:write(t.result[1].traceback, "\n")
-    end
+    local e = t.result[1]
+    log.error("task", "task failed: %s%s", tostring(e),
+      errors.is(e) and e.traceback and ("\n" .. e.traceback) or "")
   end
   for _, wake in ipairs(t.joiners) do wake() end
   t.joiners = {}

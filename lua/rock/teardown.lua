@@ -13,6 +13,7 @@
 --                    sandbox was kept. Default false.
 -- Default: stop and delete.
 local errors = require "rock.errors"
+local log = require "rock.log"
 
 local M = {}
 
@@ -30,8 +31,7 @@ function M.apply(sb, policy, failed)
   if failed and policy.keep_on_failure then
     done.kept = step(sb.keep, sb)
     if done.kept then
-      io.stderr:write(string.format("rock: task failed; sandbox %s kept for debugging (%s)\n",
-        tostring(sb.id), sb.backend))
+      log.warn("teardown", "task failed; sandbox %s kept for debugging (%s)", tostring(sb.id), sb.backend)
       return done
     end
   end
