@@ -126,6 +126,12 @@ end
 
 local function tasks_ready() return #ready > 0 end
 
+--- Before handing control back to code that does not run the loop (a
+--- script under stock lua5.4), let handles closed in the last callbacks
+--- finish closing: luv 1.44 crashes at lua_close when a close callback is
+--- still pending (a timer closed in its own callback, as sleep does).
+local function settle() uv.run("nowait") end
+
 -- Deadlines (rock.timeout) of a task: t.deadlines is a stack of scopes
 -- {err=, expired=}, outermost first. A deadline that falls while the task
 -- is parked cancels the wait at once; one that falls while the task is
@@ -168,6 +174,7 @@ function M.await(start)
         end
       end
     end)
+    if ok then settle() end
     M.loop_running = false
     if not ok then
       if cancel then cancel() end
@@ -338,6 +345,7 @@ function M.run_until(pred)
   while not pred() do
     if not turn(tasks_ready) and #ready == 0 and not pred() then break end
   end
+  settle()
   M.loop_running = false
   return pred()
 end
