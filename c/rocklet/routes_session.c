@@ -14,12 +14,16 @@
 #include "rocklet.h"
 #include "session.h"
 
-/* One named session. Freed in on_end, once bash is gone. */
+/* One named session. Freed in on_end, once bash is gone; or kept as a
+ * tombstone (s == NULL) when bash ended between commands (a
+ * PROMPT_COMMAND='exit 7'), until the next call on it hears so. */
 typedef struct entry {
   struct entry *next;
   char name[256];
   rock_session_t *s;
   int dead;                    /* closing or ended: no longer found */
+  int told;                    /* a caller was told the session ended */
+  int end_code;                /* a tombstone's exit status */
   rock_http_req_t *create_req; /* waiting for the startup */
   rock_http_req_t *run_req;    /* waiting for its command */
   rock_http_req_t *close_req;  /* waiting for bash to go */
@@ -48,15 +52,33 @@ static json_t *result_json(const rock_session_result_t *r) {
   return o;
 }
 
-static void on_end(rock_session_t *s, int code, void *data) {
-  entry_t *e = data;
-  (void)s;
-  (void)code;
+static void drop(entry_t *e) {
   entry_t **pp = &entries;
   while (*pp && *pp != e) pp = &(*pp)->next;
   if (*pp) *pp = e->next;
-  if (e->close_req) reply_json(e->close_req, json_pack("{s:s}", "session_type", "bash"));
   free(e);
+}
+
+static void on_end(rock_session_t *s, int code, void *data) {
+  entry_t *e = data;
+  (void)s;
+  e->s = NULL;
+  if (e->close_req) reply_json(e->close_req, json_pack("{s:s}", "session_type", "bash"));
+  if (e->dead || e->told || rocklet.shutting_down) {
+    drop(e);
+    return;
+  }
+  e->end_code = code; /* nobody heard of it yet: the next call will */
+}
+
+/* The next call on a tombstone: answered as a run whose shell had ended. */
+static void tell_ended(rock_http_req_t *req, entry_t *e) {
+  json_t *o = json_pack("{s:s, s:i, s:s, s:b, s:i, s:i, s:n, s:s}", "output", "", "exit_code",
+                        e->end_code, "failure_reason", "session_ended", "truncated", 0,
+                        "dropped_bytes", 0, "output_bytes", 0, "output_file", "session_type",
+                        "bash");
+  drop(e);
+  reply_json(req, o);
 }
 
 static void started(rock_session_t *s, const rock_session_result_t *r, void *data) {
@@ -64,6 +86,7 @@ static void started(rock_session_t *s, const rock_session_result_t *r, void *dat
   (void)s;
   rock_http_req_t *req = e->create_req;
   e->create_req = NULL;
+  if (!r->err && !strcmp(r->failure_reason, "session_ended")) e->told = 1;
   if (!r->err) {
     if (req) reply_json(req, result_json(r));
     return;
@@ -109,7 +132,9 @@ void session_create(rock_http_req_t *req, json_t *args) {
     return;
   }
   char bash[PATH_MAX];
-  entry_t *e = NULL;
+  entry_t *e = find(name);
+  if (e && !e->s) drop(e); /* a tombstone: the name is free */
+  e = NULL;
   if (find(name)) {
     reply_error(req, ROCK_E_SESSION_EXISTS, "session '%s' already exists", name);
   } else if (!rock_bash_find(bash, sizeof bash)) {
@@ -145,7 +170,8 @@ void session_create(rock_http_req_t *req, json_t *args) {
   free(src);
 }
 
-static entry_t *session_arg(rock_http_req_t *req, json_t *args) {
+/* The live session a call names; a tombstone is told (run) or dropped. */
+static entry_t *session_arg(rock_http_req_t *req, json_t *args, int run) {
   char *err = NULL;
   const char *name = arg_string(args, "session", 0, &err);
   if (err) {
@@ -155,6 +181,14 @@ static entry_t *session_arg(rock_http_req_t *req, json_t *args) {
   }
   if (!name) name = "default";
   entry_t *e = find(name);
+  if (e && !e->s && run) {
+    tell_ended(req, e);
+    return NULL;
+  }
+  if (e && !e->s) {
+    drop(e);
+    e = NULL;
+  }
   if (!e || rock_session_ended(e->s)) {
     reply_error(req, ROCK_E_SESSION_NOT_FOUND, "no session named '%s'", name);
     return NULL;
@@ -167,6 +201,7 @@ static void ran(rock_session_t *s, const rock_session_result_t *r, void *data) {
   (void)s;
   rock_http_req_t *req = e->run_req;
   e->run_req = NULL;
+  if (r->err || !strcmp(r->failure_reason, "session_ended")) e->told = 1;
   if (!req) return; /* answered at shutdown */
   if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
   else reply_json(req, result_json(r));
@@ -205,7 +240,7 @@ void session_run(rock_http_req_t *req, json_t *args) {
     rock_buf_free(&bin);
     return;
   }
-  entry_t *e = session_arg(req, args);
+  entry_t *e = session_arg(req, args, 1);
   if (!e) {
     rock_buf_free(&bin);
     return;
@@ -237,14 +272,14 @@ void session_run(rock_http_req_t *req, json_t *args) {
 }
 
 void session_interrupt(rock_http_req_t *req, json_t *args) {
-  entry_t *e = session_arg(req, args);
+  entry_t *e = session_arg(req, args, 0);
   if (!e) return;
   int running = rock_session_interrupt(e->s, "interrupted");
   reply_json(req, json_pack("{s:b}", "interrupted", running));
 }
 
 void session_close(rock_http_req_t *req, json_t *args) {
-  entry_t *e = session_arg(req, args);
+  entry_t *e = session_arg(req, args, 0);
   if (!e) return;
   e->dead = 1;
   e->close_req = req;
@@ -253,6 +288,7 @@ void session_close(rock_http_req_t *req, json_t *args) {
 
 void sessions_close_all(void) {
   for (entry_t *e = entries; e; e = e->next) {
+    if (!e->s) continue;
     rock_http_req_t *r[3] = {e->create_req, e->run_req, e->close_req};
     e->create_req = e->run_req = e->close_req = NULL;
     if (r[0]) reply_error(r[0], ROCK_E_SESSION_ENDED, "rocklet is shutting down");

@@ -54,7 +54,7 @@ struct rock_session {
   int handles_open;
   rock_marker_t marker;
   unsigned long seq;
-  int ended, closing, lost_output;
+  int ended, closing, killing, lost_output;
   rock_session_end_fn on_end;
   void *end_data;
   /* the run in flight (done != NULL) */
@@ -171,6 +171,25 @@ static void on_data(void *data, const char *p, size_t n) {
   if (s->capturing) rock_capture_add(&s->cap, p, n);
 }
 
+/* Is bash on its way out (exiting or a zombie)? Its fds close before it
+ * becomes a zombie, so EOF on the pipe may come first: PF_EXITING (0x4 in
+ * /proc/PID/stat's flags) is set before. Without /proc, say yes. */
+static int bash_exiting(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'), state;
+  unsigned long flags = 0;
+  /* ") S ppid pgrp session tty_nr tpgid flags" */
+  if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) return 1;
+  return state == 'Z' || state == 'X' || (flags & 0x4);
+}
+
 /* Read what the output pipe holds: output into the capture (dropped when
  * no command runs); a marker ends the command. */
 static void drain_output(rock_session_t *s) {
@@ -186,9 +205,10 @@ static void drain_output(rock_session_t *s) {
       /* every writer is gone while bash lives: a command closed both of
        * its output fds, so no marker can come; end the session (clearly
        * ended beats never answering) */
-      s->lost_output = 1;
       if (!uv_is_closing((uv_handle_t *)&s->out_poll)) uv_poll_stop(&s->out_poll);
-      if (!s->ended) {
+      if (s->ended || s->killing || bash_exiting(s->bash.pid)) return;
+      s->lost_output = 1;
+      {
         rock_log(ROCK_LOG_WARN, "session",
                  "msg=\"bash closed its output fds; ending the session\" dir=\"%s\"", s->dir);
         rock_session_close(s);
@@ -539,6 +559,7 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
 
 void rock_session_close(rock_session_t *s) {
   if (s->ended) return;
+  s->killing = 1;
   pid_t pids[MAX_KILL];
   int n = rock_procs_collect(s->bash.pid, s->bash.pid, s->bash.pid, s->bash.pid, pids, MAX_KILL);
   rock_procs_signal(pids, n, SIGKILL);
