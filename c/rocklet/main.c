@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "child.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -115,7 +116,9 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   }
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGPIPE, SIG_IGN);
-  umask(077); /* the socket, dirs and files we make are owner-only */
+  /* the socket, dirs and files we make are owner-only; the commands we
+   * run get the caller's umask back */
+  rock__child_set_umask(umask(077));
   raise_fd_limit();
   memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */
   int mrc = mkdirs(rocklet.dir);
