@@ -153,16 +153,18 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
   r.dropped_bytes = dropped;
   r.output_bytes = s->cap.total;
   r.output_file = dropped && rock_capture_spilled(&s->cap) ? s->cap.spill_path : NULL;
+  int failed_start = s->starting && r.err;
+  s->starting = 0;
   done(s, &r, s->done_data);
   rock_buf_free(&r.output);
   rock_capture_free(&s->cap);
   s->capturing = 0;
+  if (failed_start) rock_session_close(s); /* no session: on_end follows */
 }
 
 static void on_marker(void *data, unsigned long seq, int status) {
   rock_session_t *s = data;
   if (!s->done || seq != s->seq) return; /* a late duplicate */
-  s->starting = 0;
   finish(s, 0, 1, status, s->phase == INTERRUPTING ? s->reason : "", NULL);
 }
 

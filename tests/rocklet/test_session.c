@@ -37,6 +37,26 @@ static uv_loop_t loop;
 static char base[PATH_MAX], bash_path[PATH_MAX];
 static int nsessions;
 
+/* ---- allocation failures (linked with --wrap: only the rocklet's own
+ * objects allocate through these) ---------------------------------------- */
+
+static long fail_in; /* the fail_in-th allocation from now fails; 0: none */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n) {
+  if (fail_in > 0 && --fail_in == 0) return NULL;
+  return __real_malloc(n);
+}
+void *__wrap_calloc(size_t n, size_t m) {
+  if (fail_in > 0 && --fail_in == 0) return NULL;
+  return __real_calloc(n, m);
+}
+void *__wrap_realloc(void *p, size_t n) {
+  if (fail_in > 0 && --fail_in == 0) return NULL;
+  return __real_realloc(p, n);
+}
+
 /* ---- driving the loop -------------------------------------------------- */
 
 static int guard_fired;
@@ -481,6 +501,56 @@ static void test_exec(void) {
   CHECK(rock_exec_run(&loop, &o, on_exec, &x, NULL, msg, sizeof msg) == ROCK_E_INVALID_ARGUMENT);
 }
 
+/* issue 7, item 6: every allocation of exec and of a session's life may
+ * fail: each failure is an error answer or a result, never a crash or a
+ * call left unanswered. */
+static void test_no_memory(void) {
+  int injected = 1;
+  for (long k = 1; injected && k < 200; k++) {
+    char *argv[] = {"/bin/echo", "hi", NULL};
+    rock_exec_opts_t o = {.argv = argv, .max_output = 1024};
+    xgot_t x = {0};
+    char msg[256];
+    fail_in = k;
+    rock_err rc = rock_exec_run(&loop, &o, on_exec, &x, NULL, msg, sizeof msg);
+    if (rc) {
+      CHECK(rc == ROCK_E_NO_MEMORY || rc == ROCK_E_SPAWN_FAILED);
+      continue;
+    }
+    CHECK(wait_for(&x.calls, 1, 10));
+    injected = fail_in == 0;
+    fail_in = 0;
+    if (!injected) CHECK(x.code == 0 && !strcmp(x.out, "hi\n"));
+    free(x.out), free(x.err);
+  }
+  CHECK(!injected); /* the sweep reached a run with no failure */
+  injected = 1;
+  for (long k = 1; injected && k < 400; k++) {
+    ended_t end = {0};
+    got_t g;
+    rock_err rc;
+    fail_in = k;
+    rock_session_t *s = open_in(NULL, NULL, NULL, 10, &end, &g, &rc);
+    CHECK(rc == 0 || rc == ROCK_E_NO_MEMORY);
+    if (rc == 0) CHECK(g.calls == 1);
+    got_free(&g);
+    if (s) {
+      g = run(s, "echo hi", 0, MAXO);
+      CHECK(g.calls == 1);
+      injected = fail_in == 0;
+      fail_in = 0;
+      if (!injected) CHECK(OUT_IS(g, "hi\n"));
+      got_free(&g);
+      close_session(s, &end);
+    } else if (rc == 0) {
+      fail_in = 0;
+      CHECK(wait_for(&end.ends, 1, 10));
+    }
+    fail_in = 0;
+  }
+  CHECK(!injected);
+}
+
 /* issue 7, item 15: more than 1023 children in flight, all answered */
 #define MANY 1100
 static void test_many_children(void) {
@@ -541,6 +611,7 @@ int main(void) {
   test_quoted_dir();
   test_close_in_flight();
   test_exec();
+  test_no_memory();
   test_many_children();
 
   rock_procs_close();
