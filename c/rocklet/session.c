@@ -2,11 +2,11 @@
  *
  * bash (bash.c) reads lines on its command pipe. A command is written to
  * DIR/cmd and bash is sent one line:
- *     exec 253>&254; . 'DIR/cmd' </dev/null >&253 2>&253; printf MARK >&254
+ *     . 'DIR/cmd' </dev/null >&253 2>&253; printf MARK >&254; exec 253>&254
  * so the command's output and then its end marker come in order on one
  * pipe, and no byte of a round trip crosses the PTY. fd 254 is used by the
- * marker only and restores 253 on every line, so a command that closes
- * 253 still gets its answer. The rocklet reads the pipe as it fills:
+ * marker only and restores 253 after every command, so a command that
+ * closes 253 still gets its answer and the next one its output fd. The rocklet reads the pipe as it fills:
  * marker.c splits off the marker, capture.c keeps the output. Output
  * written while no command runs (a background job's) is dropped.
  * Interrupt (timeout, rock_session_interrupt): the foreground job's process
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +39,9 @@
 #define RESCUE_MS 3000         /* SIGKILL -> give up on the shell */
 #define TICK_MS 10
 #define MAX_KILL 1024
+/* what ends every line: fd 253 restored from the marker's copy, after the
+ * marker, so off the round trip (bash reads the next line after it) */
+#define RESTORE "; exec 253>&254\n"
 
 enum phase { IDLE, RUNNING, INTERRUPTING };
 
@@ -361,10 +365,10 @@ static void tick(uv_timer_t *t) {
     }
     /* the interrupted line prints no marker: ask for one on a new line */
     char line[256];
-    int n = rock_marker_command(&s->marker, line, sizeof line - 2, s->seq, "130",
-                                ROCK_BASH_MARK_FD);
-    line[n] = '\n';
-    send_line(s, line, n + 1);
+    int n = rock_marker_command(&s->marker, line, sizeof line - sizeof RESTORE, s->seq,
+                                "130", ROCK_BASH_MARK_FD);
+    memcpy(line + n, RESTORE, sizeof RESTORE - 1);
+    send_line(s, line, n + sizeof RESTORE - 1);
     s->remarked = 1;
   }
   if (since >= RESCUE_MS) {
@@ -400,9 +404,10 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
   s->capturing = 1;
   s->phase = RUNNING;
   size_t total = len + (newline ? 1 : 0);
-  for (size_t off = 0; off < total;) {
-    ssize_t w = off < len ? pwrite(s->cmd_fd, script + off, len - off, off)
-                          : pwrite(s->cmd_fd, "\n", 1, off);
+  for (size_t off = 0; off < total;) { /* one syscall, unless it is short */
+    struct iovec iov[2] = {{(char *)script + off, off < len ? len - off : 0},
+                           {"\n", off < len ? total - len : total - off}};
+    ssize_t w = pwritev(s->cmd_fd, iov, 2, off);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return -errno;
     off += w;
@@ -415,7 +420,8 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
   memcpy(line, s->line.data, n);
   n += rock_marker_command(&s->marker, line + n, sizeof line - n - 1, s->seq, "$?",
                            ROCK_BASH_MARK_FD);
-  line[n++] = '\n';
+  memcpy(line + n, RESTORE, sizeof RESTORE - 1);
+  n += sizeof RESTORE - 1;
   s->deadline = timeout > 0 ? uv_now(s->loop) + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
   return send_line(s, line, n);
@@ -489,7 +495,7 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
     return fail_open(s, ROCK_E_IO, msg, msg_cap, "creating %s: %s", s->cmd_path, errno);
   /* the fixed part of every line; the path quoted, whatever it holds */
   rock_buf_t *l = &s->line;
-  int bad = rock_buf_puts(l, " exec 253>&254; . ");
+  int bad = rock_buf_puts(l, " . ");
   shell_quote(l, s->cmd_path);
   bad |= rock_buf_puts(l, " </dev/null >&253 2>&253; ");
   if (bad || !l->data || l->len + 256 > PATH_MAX * 5)
