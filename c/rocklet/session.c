@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +60,8 @@ struct rock_session {
   rock_marker_t marker;
   unsigned long seq;
   int ended, closing, killing, lost_output;
+  int start_failed;    /* the startup could not be sent (why says why) */
+  char why[160];       /* the last failure to write a command */
   rock_session_end_fn on_end;
   void *end_data;
   /* the run in flight (done != NULL) */
@@ -286,10 +289,14 @@ static void on_bash_exit(void *data, pid_t pid, int wstatus) {
   if (s->done && s->starting) {
     char msg[256];
     int timed_out = s->phase == INTERRUPTING;
-    snprintf(msg, sizeof msg, timed_out ? "bash did not finish its startup in time"
-                                        : "bash exited with status %d during its startup",
-             code);
-    finish(s, timed_out ? ROCK_E_TIMEOUT : ROCK_E_SPAWN_FAILED, 1, code, "session_ended", msg);
+    if (s->start_failed)
+      snprintf(msg, sizeof msg, "starting the session: %s", s->why);
+    else
+      snprintf(msg, sizeof msg, timed_out ? "bash did not finish its startup in time"
+                                          : "bash exited with status %d during its startup",
+               code);
+    finish(s, s->start_failed ? ROCK_E_IO : timed_out ? ROCK_E_TIMEOUT : ROCK_E_SPAWN_FAILED, 1,
+           code, "session_ended", msg);
   } else if (s->done) {
     finish(s, 0, 1, code, s->phase == INTERRUPTING ? s->reason : "session_ended", NULL);
   }
@@ -409,11 +416,20 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
                            {"\n", off < len ? total - len : total - off}};
     ssize_t w = pwritev(s->cmd_fd, iov, 2, off);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -errno;
+    if (w < 0) {
+      int e = errno;
+      s->cmd_len = SIZE_MAX; /* part of it may be there: cut it next time */
+      snprintf(s->why, sizeof s->why, "writing the command file: %s", strerror(e));
+      return -e;
+    }
     off += w;
   }
   /* shrink it only when the old command was longer (a syscall saved) */
-  if (total < s->cmd_len && ftruncate(s->cmd_fd, total) < 0) return -errno;
+  if (total < s->cmd_len && ftruncate(s->cmd_fd, total) < 0) {
+    int e = errno;
+    snprintf(s->why, sizeof s->why, "writing the command file: %s", strerror(e));
+    return -e;
+  }
   s->cmd_len = total;
   size_t n = s->line.len;
   if (n + 256 > sizeof line) return -ENAMETOOLONG; /* checked at open */
@@ -424,7 +440,9 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
   n += sizeof RESTORE - 1;
   s->deadline = timeout > 0 ? uv_now(s->loop) + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
-  return send_line(s, line, n);
+  int rc = send_line(s, line, n);
+  if (rc) snprintf(s->why, sizeof s->why, "talking to bash: %s", strerror(-rc));
+  return rc;
 }
 
 rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
@@ -443,11 +461,7 @@ rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
                       * after the last command): its exit answers this run
                       * with "session_ended" */
     return 0;
-  if (rc) {
-    char msg[128];
-    snprintf(msg, sizeof msg, "talking to bash: %s", strerror(-rc));
-    finish(s, ROCK_E_IO, 0, 0, "", msg);
-  }
+  if (rc) finish(s, ROCK_E_IO, 0, 0, "", s->why);
   return 0;
 }
 
@@ -557,9 +571,8 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   s->max_output = ROCK_SESSION_MAX_OUTPUT / 4;
   rc = launch(s, init.data, init.len, 0, o->startup_timeout);
   rock_buf_free(&init);
-  if (rc) { /* bash is gone or deaf: its end answers the startup */
-    rock_log(ROCK_LOG_WARN, "session", "msg=\"cannot send the startup\" err=\"%s\"",
-             strerror(-rc));
+  if (rc) { /* its end answers the startup, with s->why */
+    s->start_failed = 1;
     rock_session_close(s);
   }
   return 0;

@@ -58,8 +58,8 @@ typedef struct {
 
 /* Start bash and its startup (quiet prompts, the sources). Returns 0 and
  * *out, then done_cb gets the startup's result: err 0 (output = what the
- * sources printed), or TIMEOUT / SPAWN_FAILED / NO_MEMORY (bash is then being
- * stopped; on_end follows). Or returns an error at once (SPAWN_FAILED for
+ * sources printed), or TIMEOUT / SPAWN_FAILED / NO_MEMORY / IO (bash is then
+ * being stopped; on_end follows). Or returns an error at once (SPAWN_FAILED for
  * a bad cwd or a missing bash, IO, NO_MEMORY) with msg filled, and no
  * session exists. */
 rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,

@@ -426,6 +426,36 @@ static void test_quoted_dir(void) {
   CHECK(!exists(dir));
 }
 
+/* a command file that cannot be written (a full disk; here a file size
+ * limit) is an io_error, and the next command is not mixed with the
+ * leftover of the failed one */
+static void test_full_disk(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = run(s, ":", 0, MAXO); /* the file now holds 2 bytes */
+  got_free(&g);
+  struct rlimit old, small = {32768, 32768};
+  getrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, SIG_IGN);
+  setrlimit(RLIMIT_FSIZE, &small);
+  size_t n = 100000;
+  char *big = malloc(n + 1);
+  memcpy(big, "echo ", 5);
+  memset(big + 5, 'y', n - 5);
+  big[n] = 0;
+  g = run(s, big, 0, MAXO);
+  CHECK(g.calls == 1 && g.err == ROCK_E_IO && strstr(g.msg, "command file"));
+  got_free(&g);
+  free(big);
+  g = run(s, "echo recovered", 0, MAXO);
+  CHECK(OUT_IS(g, "recovered\n"));
+  got_free(&g);
+  setrlimit(RLIMIT_FSIZE, &old);
+  close_session(s, &end);
+}
+
 /* closing a session with a command in flight answers it */
 static void test_close_in_flight(void) {
   ended_t end = {0};
@@ -610,6 +640,7 @@ int main(void) {
   test_limits();
   test_quoted_dir();
   test_close_in_flight();
+  test_full_disk();
   test_exec();
   test_no_memory();
   test_many_children();
