@@ -3,7 +3,7 @@
  * (prompts and job notices, read and dropped by session.c), commands on a
  * pipe as its stdin, and the write end of the output pipe twice: at
  * ROCK_BASH_OUT_FD (commands write there) and ROCK_BASH_MARK_FD (only the
- * end marker uses it, and each line restores the first from it, so a
+ * end marker uses it, and every line restores the first from it, so a
  * command that closes its output fd cannot stop the session answering).
  * session.c drives it; child.c holds the preamble shared with exec.c. */
 #ifndef ROCK_ROCKLET_BASH_H

@@ -6,7 +6,8 @@
  * so the command's output and then its end marker come in order on one
  * pipe, and no byte of a round trip crosses the PTY. fd 254 is used by the
  * marker only and restores 253 after every command, so a command that
- * closes 253 still gets its answer and the next one its output fd. The rocklet reads the pipe as it fills:
+ * closes 253 still gets its answer and the next one its output fd. The
+ * rocklet reads the pipe as it fills:
  * marker.c splits off the marker, capture.c keeps the output. Output
  * written while no command runs (a background job's) is dropped.
  * Interrupt (timeout, rock_session_interrupt): the foreground job's process
@@ -542,12 +543,8 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   int rc = rock_bash_spawn(&s->bash, o->bash, o->env, o->cwd);
   if (rc) {
     rock_buf_free(&init);
-    return fail_open(s, ROCK_E_SPAWN_FAILED, msg, msg_cap,
-                     rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES
-                         ? "starting bash in cwd '%s': %s"
-                         : "starting bash%s: %s",
-                     rc == -ENOENT || rc == -ENOTDIR || rc == -EACCES ? (o->cwd ? o->cwd : ".") : "",
-                     -rc);
+    return fail_open(s, ROCK_E_SPAWN_FAILED, msg, msg_cap, "starting bash in cwd '%s': %s",
+                     o->cwd ? o->cwd : ".", -rc);
   }
   if (rock_procs_watch(s->bash.pid, on_bash_exit, s)) {
     kill(s->bash.pid, SIGKILL);

@@ -589,7 +589,8 @@ static void test_many_children(void) {
   rock_exec_opts_t o = {.argv = argv, .max_output = 1024};
   char msg[256];
   int started = 0, done = 0;
-  for (int i = 0; i < MANY; i++) started += rock_exec_run(&loop, &o, on_exec, &xs[i], NULL, msg, sizeof msg) == 0;
+  for (int i = 0; i < MANY; i++)
+    started += rock_exec_run(&loop, &o, on_exec, &xs[i], NULL, msg, sizeof msg) == 0;
   CHECK(started == MANY);
   uv_timer_t guard;
   uv_timer_init(&loop, &guard);
