@@ -121,11 +121,6 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   rock__child_set_umask(umask(077));
   raise_fd_limit();
   memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */
-  int mrc = mkdirs(rocklet.dir);
-  if (mrc) {
-    fprintf(stderr, "rocklet: cannot make --dir %s: %s\n", dir, strerror(-mrc));
-    return 1;
-  }
   snprintf(socket_path, sizeof socket_path, "%s", sock);
   rocklet.loop = uv_default_loop();
   rocklet.shutdown = rocklet_shutdown;
@@ -139,6 +134,17 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
     return 1;
   }
   chmod(sock, 0600); /* whatever the caller's umask was */
+  /* --dir after the socket: making its parents must not make the socket's
+   * dir appear where the caller did not provide one */
+  int mrc = mkdirs(rocklet.dir);
+  if (mrc) {
+    fprintf(stderr, "rocklet: cannot make --dir %s: %s\n", dir, strerror(-mrc));
+    rock_http_server_close(server);
+    unlink(sock);
+    rock_procs_close();
+    uv_run(rocklet.loop, UV_RUN_DEFAULT);
+    return 1;
+  }
   uv_signal_init(rocklet.loop, &sig_term);
   uv_signal_init(rocklet.loop, &sig_int);
   uv_signal_init(rocklet.loop, &sig_hup);

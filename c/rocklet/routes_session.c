@@ -121,8 +121,12 @@ void session_create(rock_http_req_t *req, json_t *args) {
     src = calloc(json_array_size(sources) + 1, sizeof *src);
     size_t i, n = 0;
     json_t *v;
-    if (!src) err = strdup("no memory");
-    else json_array_foreach(sources, i, v) if (json_is_string(v)) src[n++] = json_string_value(v);
+    if (!src) {
+      free(env);
+      reply_error(req, ROCK_E_NO_MEMORY, "no memory for the startup files");
+      return;
+    }
+    json_array_foreach(sources, i, v) if (json_is_string(v)) src[n++] = json_string_value(v);
   }
   if (err) {
     reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
