@@ -565,7 +565,7 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   s->done = done_cb;
   s->done_data = data;
   s->starting = 1;
-  s->max_output = ROCK_SESSION_MAX_OUTPUT / 4;
+  s->max_output = 1u << 20; /* what the startup files print: 1 MiB kept */
   rc = launch(s, init.data, init.len, 0, o->startup_timeout);
   rock_buf_free(&init);
   if (rc) { /* its end answers the startup, with s->why */
