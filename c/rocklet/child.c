@@ -6,19 +6,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-static mode_t child_umask = 022;
-static int umask_set;
-
-void rock__child_set_umask(mode_t mask) {
-  child_umask = mask;
-  umask_set = 1;
-}
-
 void rock__child_preamble(void) {
-  if (umask_set) umask(child_umask);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);

@@ -6,13 +6,7 @@
 #ifndef ROCK_ROCKLET_CHILD_H
 #define ROCK_ROCKLET_CHILD_H
 
-#include <sys/types.h>
-
-/* The umask children get (the rocklet's caller's): the rocklet itself
- * runs under 077 for its own files (main.c sets both). */
-void rock__child_set_umask(mode_t mask);
-/* In the child: empty signal mask, default dispositions, setsid(), the
- * caller's umask. */
+/* In the child: empty signal mask, default dispositions, setsid(). */
 void rock__child_preamble(void);
 /* In the child: setenv each pair of env = {key, value, key, value, ...,
  * NULL} (env may be NULL), then chdir(cwd) if cwd. Returns 0 or errno. */

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "../core/log.h"
-#include "child.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -116,9 +115,6 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   }
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGPIPE, SIG_IGN);
-  /* the socket, dirs and files we make are owner-only; the commands we
-   * run get the caller's umask back */
-  rock__child_set_umask(umask(077));
   raise_fd_limit();
   memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */
   snprintf(socket_path, sizeof socket_path, "%s", sock);
@@ -128,7 +124,12 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   rocklet.touch = rocklet_touch;
   reply_set_hook(rocklet_touch);
   rock_procs_init(rocklet.loop);
+  /* the socket is owner-only from its first instant, whatever the
+   * caller's umask; our dirs and files are made with owner-only modes,
+   * and the caller's umask stays for what commands and write_file make */
+  mode_t caller_umask = umask(077);
   int rc = rock_http_server_start(&server, rocklet.loop, sock, routes_handle, NULL);
+  umask(caller_umask);
   if (rc) {
     fprintf(stderr, "rocklet: cannot listen on %s: %s\n", sock, uv_strerror(rc));
     return 1;
