@@ -1,9 +1,8 @@
-/* exec.c: /execute, one process outside any session.
- * command is a list (run as is, PATH searched) or a string (run by
- * /bin/sh -c). The process gets its own session and process group, stdin
- * /dev/null, stdout and stderr on pipes (each capped, head and tail kept),
- * optional cwd and env on top of the rocklet's, and a timeout after which its
- * whole tree is killed. The answer waits for exit and both pipes' EOF. */
+/* exec.c: one process outside any session (see exec.h). The child's
+ * preamble is child.c's; capture.c keeps each stream within its cap;
+ * procs.c reaps the child and finds its tree to kill. */
+#include "exec.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -14,8 +13,9 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "child.h"
 #include "procs.h"
-#include "rocklet.h"
+#include "session.h"
 
 #define MAX_KILL 1024
 #define DRAIN_MS 200
@@ -26,45 +26,39 @@ typedef struct {
   int open;
 } stream_t;
 
-typedef struct {
-  rock_http_req_t *req;
+struct rock_exec {
+  rock_exec_done_fn done;
+  void *data;
   pid_t pid;
-  int exited, wstatus, timed_out;
+  int exited, wstatus;
+  const char *reason; /* why it was killed, or NULL */
   stream_t out, err;
   uv_timer_t timer;
   int handles;
-} job_t;
+};
 
 static void job_free(uv_handle_t *h) {
-  job_t *j = h->data;
+  rock_exec_t *j = h->data;
   if (--j->handles) return;
   rock_capture_free(&j->out.cap);
   rock_capture_free(&j->err.cap);
   free(j);
 }
 
-static json_t *render(stream_t *s) {
-  rock_buf_t out = {0};
-  uint64_t dropped;
-  rock_capture_render(&s->cap, &out, &dropped);
-  json_t *v = json_stringn(out.data ? out.data : "", out.len);
-  rock_buf_free(&out);
-  return v;
-}
-
-static void maybe_done(job_t *j) {
-  if (!j->exited || j->out.open || j->err.open || !j->req) return;
+static void maybe_done(rock_exec_t *j) {
+  if (!j->exited || j->out.open || j->err.open || !j->done) return;
   uv_timer_stop(&j->timer);
-  int code = WIFEXITED(j->wstatus) ? WEXITSTATUS(j->wstatus)
-                                   : 128 + WTERMSIG(j->wstatus);
-  json_t *o = json_object();
-  json_object_set_new(o, "stdout", render(&j->out));
-  json_object_set_new(o, "stderr", render(&j->err));
-  json_object_set_new(o, "exit_code", json_integer(code));
-  json_object_set_new(o, "failure_reason", json_string(j->timed_out ? "timeout" : ""));
-  rock_http_req_t *req = j->req;
-  j->req = NULL;
-  reply_json(req, o);
+  rock_exec_result_t r = {0};
+  uint64_t dropped;
+  rock_capture_render(&j->out.cap, &r.out, &dropped);
+  rock_capture_render(&j->err.cap, &r.err, &dropped);
+  r.exit_code = WIFEXITED(j->wstatus) ? WEXITSTATUS(j->wstatus) : 128 + WTERMSIG(j->wstatus);
+  r.failure_reason = j->reason ? j->reason : "";
+  rock_exec_done_fn done = j->done;
+  j->done = NULL;
+  done(&r, j->data);
+  rock_buf_free(&r.out);
+  rock_buf_free(&r.err);
   uv_close((uv_handle_t *)&j->timer, job_free);
 }
 
@@ -75,7 +69,7 @@ static void close_stream(stream_t *s) {
 }
 
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
-  job_t *j = st->data;
+  rock_exec_t *j = st->data;
   stream_t *s = (uv_pipe_t *)st == &j->out.pipe ? &j->out : &j->err;
   if (n > 0) rock_capture_add(&s->cap, buf->base, n);
   free(buf->base);
@@ -91,128 +85,106 @@ static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   buf->len = buf->base ? hint : 0;
 }
 
-static void on_timeout(uv_timer_t *t);
+static void on_timer(uv_timer_t *t);
 
 static void on_exit_cb(void *data, pid_t pid, int wstatus) {
-  job_t *j = data;
+  rock_exec_t *j = data;
   (void)pid;
   j->exited = 1;
   j->wstatus = wstatus;
   /* a background grandchild holding the pipes must not keep us waiting
    * long: give them DRAIN_MS to reach EOF, then answer */
-  if (j->out.open || j->err.open) uv_timer_start(&j->timer, on_timeout, DRAIN_MS, 0);
+  if (j->out.open || j->err.open) uv_timer_start(&j->timer, on_timer, DRAIN_MS, 0);
   maybe_done(j);
 }
 
-static void on_timeout(uv_timer_t *t) {
-  job_t *j = t->data;
-  if (j->exited) {
+void rock_exec_kill(rock_exec_t *j, const char *reason) {
+  if (j->exited || !j->done) return;
+  if (!j->reason) j->reason = reason;
+  pid_t tree[MAX_KILL];
+  int n = rock_procs_collect(j->pid, j->pid, j->pid, 0, tree, MAX_KILL);
+  rock_procs_signal(tree, n, SIGKILL);
+  kill(-j->pid, SIGKILL);
+  kill(j->pid, SIGKILL);
+}
+
+static void on_timer(uv_timer_t *t) {
+  rock_exec_t *j = t->data;
+  if (j->exited) { /* the drain after exit is over */
     close_stream(&j->out);
     close_stream(&j->err);
     maybe_done(j);
     return;
   }
-  j->timed_out = 1;
-  pid_t tree[MAX_KILL];
-  int n = rock_procs_collect(j->pid, j->pid, j->pid, 0, tree, MAX_KILL);
-  rock_procs_signal(tree, n, SIGKILL);
-  kill(-j->pid, SIGKILL);
+  rock_exec_kill(j, "timeout");
 }
 
-void exec_run(rock_http_req_t *req, json_t *args) {
-  char *err = NULL;
-  json_t *command = json_object_get(args, "command");
-  double timeout = arg_number(args, "timeout", 0, &err);
-  double cap = arg_number(args, "max_output", ROCKLET_DEFAULT_MAX_OUTPUT, &err);
-  const char *cwd = arg_string(args, "cwd", 0, &err);
-  json_t *env = json_object_get(args, "env");
-  if (!err && !json_is_string(command) &&
-      !(json_is_array(command) && json_array_size(command) > 0))
-    err = strdup("field 'command' must be a string or a non-empty list");
-  if (!err && env && !json_is_null(env) && !json_is_object(env))
-    err = strdup("field 'env' must be an object of strings");
-  if (!err && (timeout < 0 || cap < 64))
-    err = strdup("'timeout' must be >= 0 and 'max_output' >= 64");
-  size_t argc = json_is_array(command) ? json_array_size(command) : 3;
-  char **argv = calloc(argc + 1, sizeof *argv);
-  if (!err && json_is_array(command)) {
-    for (size_t i = 0; i < argc; i++) {
-      json_t *a = json_array_get(command, i);
-      if (!json_is_string(a)) {
-        err = strdup("every item of 'command' must be a string");
-        break;
-      }
-      argv[i] = (char *)json_string_value(a);
-    }
-  } else if (!err) {
-    argv[0] = "/bin/sh";
-    argv[1] = "-c";
-    argv[2] = (char *)json_string_value(command);
+static void close_fds(int *fds, int n) {
+  for (int i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]);
+}
+
+rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
+                       rock_exec_done_fn done_cb, void *data,
+                       rock_exec_t **out, char *msg, size_t msg_cap) {
+  if (out) *out = NULL;
+  if (!o->argv || !o->argv[0] || !(o->timeout >= 0 && o->timeout <= ROCK_SESSION_MAX_TIMEOUT) ||
+      o->max_output < ROCK_SESSION_MIN_OUTPUT || o->max_output > ROCK_SESSION_MAX_OUTPUT) {
+    snprintf(msg, msg_cap, "exec: no command, or timeout / max_output out of range");
+    return ROCK_E_INVALID_ARGUMENT;
   }
-  if (err) {
-    free(argv);
-    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
-    free(err);
-    return;
+  rock_exec_t *j = calloc(1, sizeof *j);
+  if (!j) {
+    snprintf(msg, msg_cap, "no memory for a job");
+    return ROCK_E_NO_MEMORY;
   }
-  int po[2], pe[2], ps[2];
+  int po[2] = {-1, -1}, pe[2] = {-1, -1}, ps[2] = {-1, -1};
   if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(ps, O_CLOEXEC)) {
-    free(argv);
-    reply_error(req, ROCK_E_SPAWN_FAILED, "pipe: %s", strerror(errno));
-    return;
+    int e = errno;
+    int fds[] = {po[0], po[1], pe[0], pe[1], ps[0], ps[1]};
+    close_fds(fds, 6);
+    free(j);
+    snprintf(msg, msg_cap, "pipe: %s", strerror(e));
+    return ROCK_E_SPAWN_FAILED;
   }
   pid_t pid = fork();
   if (pid == 0) {
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
-    setsid();
+    rock__child_preamble();
     int null = open("/dev/null", O_RDONLY);
-    dup2(null, 0);
-    dup2(po[1], 1);
-    dup2(pe[1], 2);
-    const char *k;
-    json_t *v;
-    json_object_foreach(env, k, v) {
-      if (json_is_string(v)) setenv(k, json_string_value(v), 1);
-    }
-    int e = 0;
-    if (cwd && chdir(cwd) != 0) e = errno;
+    if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
+      rock__child_fail(ps[1], errno);
+    int e = rock__child_setup(o->env, o->cwd);
     if (!e) {
-      execvp(argv[0], argv);
+      execvp(o->argv[0], o->argv);
       e = errno;
     }
-    /* tell the parent why (status pipe), then exit like a shell would */
-    if (write(ps[1], &e, sizeof e) < 0) _exit(127);
-    _exit(e == ENOENT ? 127 : 126);
+    rock__child_fail(ps[1], e); /* tells the parent why, exits as a shell would */
   }
-  free(argv);
-  close(po[1]);
-  close(pe[1]);
-  close(ps[1]);
-  int child_errno = 0;
-  if (pid > 0 && read(ps[0], &child_errno, sizeof child_errno) != sizeof child_errno)
-    child_errno = 0;
+  int fork_errno = pid < 0 ? errno : 0;
+  int mine[] = {po[1], pe[1], ps[1]};
+  close_fds(mine, 3);
+  int child_errno = pid > 0 ? rock__child_status(ps[0]) : 0;
   close(ps[0]);
-  if (pid < 0 || child_errno) {
-    close(po[0]);
-    close(pe[0]);
-    int e = pid < 0 ? errno : child_errno;
-    reply_error(req, ROCK_E_SPAWN_FAILED, "%s %s: %s",
-                cwd && e == ENOENT ? "cwd or command" : "command",
-                json_is_string(command) ? "/bin/sh" :
-                json_string_value(json_array_get(command, 0)), strerror(e));
-    return;
+  int wrc = 0;
+  if (pid > 0 && !child_errno) wrc = rock_procs_watch(pid, on_exit_cb, j);
+  if (pid < 0 || child_errno || wrc) {
+    int fds[] = {po[0], pe[0]};
+    close_fds(fds, 2);
+    int e = pid < 0 ? fork_errno : child_errno ? child_errno : -wrc;
+    if (wrc) kill(pid, SIGKILL); /* reaped by procs.c, unwatched */
+    free(j);
+    snprintf(msg, msg_cap, "%s %s: %s", o->cwd && e == ENOENT ? "cwd or command" : "command",
+             o->argv[0], strerror(e));
+    return wrc ? ROCK_E_NO_MEMORY : ROCK_E_SPAWN_FAILED;
   }
-  job_t *j = calloc(1, sizeof *j);
-  j->req = req;
+  j->done = done_cb;
+  j->data = data;
   j->pid = pid;
-  rock_capture_init(&j->out.cap, (size_t)cap, NULL);
-  rock_capture_init(&j->err.cap, (size_t)cap, NULL);
-  uv_pipe_init(rocklet.loop, &j->out.pipe, 0);
-  uv_pipe_init(rocklet.loop, &j->err.pipe, 0);
-  uv_timer_init(rocklet.loop, &j->timer);
+  rock_capture_init(&j->out.cap, o->max_output, NULL);
+  rock_capture_init(&j->err.cap, o->max_output, NULL);
+  uv_pipe_init(loop, &j->out.pipe, 0);
+  uv_pipe_init(loop, &j->err.pipe, 0);
+  uv_timer_init(loop, &j->timer);
   j->out.pipe.data = j->err.pipe.data = j->timer.data = j;
   j->handles = 3;
   uv_pipe_open(&j->out.pipe, po[0]);
@@ -220,6 +192,7 @@ void exec_run(rock_http_req_t *req, json_t *args) {
   j->out.open = j->err.open = 1;
   uv_read_start((uv_stream_t *)&j->out.pipe, on_alloc, on_read);
   uv_read_start((uv_stream_t *)&j->err.pipe, on_alloc, on_read);
-  rock_procs_watch(pid, on_exit_cb, j);
-  if (timeout > 0) uv_timer_start(&j->timer, on_timeout, (uint64_t)(timeout * 1000), 0);
+  if (o->timeout > 0) uv_timer_start(&j->timer, on_timer, (uint64_t)(o->timeout * 1000), 0);
+  if (out) *out = j;
+  return 0;
 }

@@ -160,7 +160,7 @@ void files_read(rock_http_req_t *req, json_t *args) {
     return;
   }
   rock_http_respond_take(req, 200, "application/json", ans, ans_len);
-  rocklet_touch();
+  if (rocklet.touch) rocklet.touch();
 }
 
 void files_write(rock_http_req_t *req, json_t *args) {

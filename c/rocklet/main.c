@@ -10,15 +10,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/log.h"
 #include "procs.h"
 #include "rocklet.h"
-
-void routes_handle(rock_http_req_t *req, void *data);
 
 rocklet_t rocklet;
 static rock_http_server_t *server;
@@ -47,7 +47,9 @@ static void exit_now(uv_idle_t *h) {
   uv_stop(rocklet.loop);
 }
 
-void rocklet_shutdown(const char *why) {
+static void rocklet_touch(void);
+
+static void rocklet_shutdown(const char *why) {
   if (rocklet.shutting_down) return;
   rocklet.shutting_down = 1;
   rock_log(ROCK_LOG_INFO, "rocklet", "msg=\"shutting down\" why=\"%s\"", why);
@@ -68,12 +70,12 @@ static void on_idle_expired(uv_timer_t *t) {
   rocklet_shutdown("idle timeout");
 }
 
-void rocklet_touch(void) {
+static void rocklet_touch(void) {
   if (idle_timeout > 0 && !rocklet.shutting_down)
     uv_timer_start(&idle_timer, on_idle_expired, (uint64_t)(idle_timeout * 1000), 0);
 }
 
-double rocklet_lease_left(void) {
+static double rocklet_lease_left(void) {
   if (idle_timeout <= 0) return -1;
   return uv_timer_get_due_in(&idle_timer) / 1000.0;
 }
@@ -83,6 +85,29 @@ static void on_signal(uv_signal_t *h, int sig) {
   rocklet_shutdown(sig == SIGTERM ? "SIGTERM" : sig == SIGINT ? "SIGINT" : "SIGHUP");
 }
 
+/* Make dir and its missing parents, owner-only. Returns 0 or -errno. */
+static int mkdirs(const char *dir) {
+  char p[PATH_MAX];
+  if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) return -ENAMETOOLONG;
+  for (char *s = p + 1;; s++) {
+    if (*s && *s != '/') continue;
+    char c = *s;
+    *s = 0;
+    if (mkdir(p, 0700) && errno != EEXIST) return -errno;
+    if (!c) return 0;
+    *s = c;
+  }
+}
+
+/* Many children in flight need many pipes: take every fd we may. */
+static void raise_fd_limit(void) {
+  struct rlimit r;
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
 static int serve(const char *sock, const char *dir, pid_t owner) {
   if (owner > 0) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -90,14 +115,37 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   }
   prctl(PR_SET_CHILD_SUBREAPER, 1);
   signal(SIGPIPE, SIG_IGN);
+  raise_fd_limit();
   memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */
-  mkdir(rocklet.dir, 0700);
   snprintf(socket_path, sizeof socket_path, "%s", sock);
   rocklet.loop = uv_default_loop();
+  rocklet.shutdown = rocklet_shutdown;
+  rocklet.lease_left = rocklet_lease_left;
+  rocklet.touch = rocklet_touch;
+  reply_set_hook(rocklet_touch);
   rock_procs_init(rocklet.loop);
-  int rc = rock_http_server_start(&server, rocklet.loop, sock, routes_handle, NULL);
+  /* the socket is owner-only from its first instant, whatever the
+   * caller's umask; our dirs and files are made with owner-only modes,
+   * and the caller's umask stays for what commands and write_file make */
+  mode_t caller_umask = umask(077);
+  rock_http_server_opts_t opts = ROCK_HTTP_SERVER_OPTS_DEFAULT;
+  opts.on_headers = upload_on_headers; /* /upload streams its body to a file */
+  int rc = rock_http_server_start_opts(&server, rocklet.loop, sock, &opts, routes_handle, NULL);
+  umask(caller_umask);
   if (rc) {
     fprintf(stderr, "rocklet: cannot listen on %s: %s\n", sock, uv_strerror(rc));
+    return 1;
+  }
+  chmod(sock, 0600); /* whatever the caller's umask was */
+  /* --dir after the socket: making its parents must not make the socket's
+   * dir appear where the caller did not provide one */
+  int mrc = mkdirs(rocklet.dir);
+  if (mrc) {
+    fprintf(stderr, "rocklet: cannot make --dir %s: %s\n", dir, strerror(-mrc));
+    rock_http_server_close(server);
+    unlink(sock);
+    rock_procs_close();
+    uv_run(rocklet.loop, UV_RUN_DEFAULT);
     return 1;
   }
   uv_signal_init(rocklet.loop, &sig_term);

@@ -12,14 +12,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_WATCH 1024
-
-static struct {
+/* The watched pids: a table that grows as needed (no fixed limit: a
+ * watch that cannot be recorded is refused, and the caller answers so). */
+typedef struct {
   pid_t pid;
   rock_exit_fn fn;
   void *data;
-} watches[MAX_WATCH];
+} watch_t;
+static watch_t *watches;
+static size_t nwatch, capwatch;
 static uv_signal_t sigchld;
+
+static watch_t *lookup(pid_t pid) {
+  for (size_t i = 0; i < nwatch; i++)
+    if (watches[i].pid == pid) return &watches[i];
+  return NULL;
+}
 
 static void reap(uv_signal_t *h, int sig) {
   (void)h;
@@ -27,14 +35,12 @@ static void reap(uv_signal_t *h, int sig) {
   int st;
   pid_t pid;
   while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-    for (int i = 0; i < MAX_WATCH; i++) {
-      if (watches[i].pid != pid) continue;
-      rock_exit_fn fn = watches[i].fn;
-      void *data = watches[i].data;
-      watches[i].pid = 0;
-      fn(data, pid, st);
-      break;
-    }
+    watch_t *w = lookup(pid);
+    if (!w) continue; /* an orphan we adopted */
+    rock_exit_fn fn = w->fn;
+    void *data = w->data;
+    *w = watches[--nwatch]; /* fn may watch or unwatch others */
+    fn(data, pid, st);
   }
 }
 
@@ -44,22 +50,28 @@ int rock_procs_init(uv_loop_t *loop) {
   return uv_signal_start(&sigchld, reap, SIGCHLD);
 }
 
-void rock_procs_close(void) { uv_close((uv_handle_t *)&sigchld, NULL); }
+void rock_procs_close(void) {
+  uv_close((uv_handle_t *)&sigchld, NULL);
+  free(watches);
+  watches = NULL;
+  nwatch = capwatch = 0;
+}
 
 int rock_procs_watch(pid_t pid, rock_exit_fn fn, void *data) {
-  for (int i = 0; i < MAX_WATCH; i++) {
-    if (watches[i].pid) continue;
-    watches[i].pid = pid;
-    watches[i].fn = fn;
-    watches[i].data = data;
-    return 0;
+  if (nwatch == capwatch) {
+    size_t cap = capwatch ? capwatch * 2 : 64;
+    watch_t *w = realloc(watches, cap * sizeof *w);
+    if (!w) return -ENOMEM;
+    watches = w;
+    capwatch = cap;
   }
-  return -1;
+  watches[nwatch++] = (watch_t){pid, fn, data};
+  return 0;
 }
 
 void rock_procs_unwatch(pid_t pid) {
-  for (int i = 0; i < MAX_WATCH; i++)
-    if (watches[i].pid == pid) watches[i].pid = 0;
+  watch_t *w = lookup(pid);
+  if (w) *w = watches[--nwatch];
 }
 
 typedef struct {

@@ -13,7 +13,9 @@ typedef void (*rock_exit_fn)(void *data, pid_t pid, int wstatus);
 
 int rock_procs_init(uv_loop_t *loop);
 void rock_procs_close(void);
-/* Call fn once when pid is reaped. pid must be our child. */
+/* Call fn once when pid is reaped. pid must be our child, watched before
+ * the loop next runs. Returns 0 or -ENOMEM (then fn is never called: the
+ * caller kills the child and reports the failure). */
 int rock_procs_watch(pid_t pid, rock_exit_fn fn, void *data);
 void rock_procs_unwatch(pid_t pid);
 

@@ -1,88 +1,15 @@
-/* routes.c: the rocklet's HTTP API: path -> endpoint, JSON in and out.
- * Every body is a JSON object; a malformed one, a missing field or a wrong
- * type is answered 400 with {code, message} and changes nothing. The error
- * code is the same string the host raises (core/err.h). */
-#include <stdarg.h>
+/* routes.c: the rocklet's HTTP API: path and method -> endpoint, plus the
+ * small endpoints (is_alive, lease, close). Every body is a JSON object; a
+ * malformed one is answered 400 with {code, message} and changes nothing.
+ * Every endpoint takes POST; /is_alive and /lease take GET and HEAD too;
+ * another method is a 405 (bad_request). The families: routes_session.c,
+ * routes_exec.c, files.c; their answers: reply.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "rocklet.h"
-
-static int http_status(rock_err e) {
-  switch (e) {
-  case ROCK_E_INVALID_ARGUMENT:
-  case ROCK_E_BAD_REQUEST:
-    return 400;
-  case ROCK_E_NOT_FOUND:
-  case ROCK_E_SESSION_NOT_FOUND:
-    return 404;
-  case ROCK_E_SESSION_EXISTS:
-  case ROCK_E_SESSION_BUSY:
-    return 409;
-  default:
-    return 500;
-  }
-}
-
-void reply_json(rock_http_req_t *req, json_t *obj) {
-  char *s = json_dumps(obj, JSON_COMPACT);
-  json_decref(obj);
-  if (!s) {
-    reply_error(req, ROCK_E_NO_MEMORY, "could not encode the answer");
-    return;
-  }
-  rock_http_respond(req, 200, "application/json", s, strlen(s));
-  free(s);
-  rocklet_touch();
-}
-
-void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...) {
-  char msg[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  json_t *o = json_pack("{s:s, s:s}", "code", rock_err_name(e), "message", msg);
-  char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-  json_decref(o);
-  const char *body = s ? s : "{\"code\":\"internal\",\"message\":\"\"}";
-  rock_http_respond(req, http_status(e), "application/json", body,
-                    strlen(body));
-  free(s);
-  rocklet_touch();
-}
-
-static void set_err(char **err, const char *fmt, const char *key) {
-  if (*err) return;
-  size_t n = strlen(fmt) + strlen(key);
-  *err = malloc(n);
-  if (*err) snprintf(*err, n, fmt, key);
-}
-
-const char *arg_string(json_t *o, const char *key, int required, char **err) {
-  json_t *v = json_object_get(o, key);
-  if (!v || json_is_null(v)) {
-    if (required) set_err(err, "missing field '%s'", key);
-    return NULL;
-  }
-  if (!json_is_string(v)) {
-    set_err(err, "field '%s' must be a string", key);
-    return NULL;
-  }
-  return json_string_value(v);
-}
-
-double arg_number(json_t *o, const char *key, double dflt, char **err) {
-  json_t *v = json_object_get(o, key);
-  if (!v || json_is_null(v)) return dflt;
-  if (!json_is_number(v)) {
-    set_err(err, "field '%s' must be a number", key);
-    return dflt;
-  }
-  return json_number_value(v);
-}
 
 static void is_alive(rock_http_req_t *req, json_t *args) {
   (void)args;
@@ -94,49 +21,55 @@ static void is_alive(rock_http_req_t *req, json_t *args) {
 /* The lease, read without renewing it (for `rock ps`). */
 static void lease(rock_http_req_t *req, json_t *args) {
   (void)args;
-  double left = rocklet_lease_left();
-  reply_json(req, left < 0 ? json_pack("{s:n}", "lease_left")
-                           : json_pack("{s:f}", "lease_left", left));
+  double left = rocklet.lease_left ? rocklet.lease_left() : -1;
+  char body[64];
+  if (left < 0) snprintf(body, sizeof body, "{\"lease_left\":null}");
+  else snprintf(body, sizeof body, "{\"lease_left\":%.3f}", left);
+  rock_http_respond(req, 200, "application/json", body, strlen(body)); /* no renewal */
 }
 
 static void close_all(rock_http_req_t *req, json_t *args) {
   (void)args;
   reply_json(req, json_pack("{s:b}", "closed", 1));
-  rocklet_shutdown("close requested");
+  if (rocklet.shutdown) rocklet.shutdown("close requested");
 }
 
 typedef void (*route_fn)(rock_http_req_t *, json_t *);
 static const struct {
   const char *path;
   route_fn fn;
+  int get; /* GET (and HEAD) allowed besides POST */
 } routes[] = {
-    {"/is_alive", is_alive},
-    {"/create_session", session_create},
-    {"/run_in_session", session_run},
-    {"/interrupt", session_interrupt},
-    {"/close_session", session_close},
-    {"/execute", exec_run},
-    {"/read_file", files_read},
-    {"/write_file", files_write},
-    {"/upload", upload_run},
-    {"/close", close_all},
-    {"/lease", lease},
+    {"/is_alive", is_alive, 1},
+    {"/create_session", session_create, 0},
+    {"/run_in_session", session_run, 0},
+    {"/interrupt", session_interrupt, 0},
+    {"/close_session", session_close, 0},
+    {"/execute", exec_run, 0},
+    {"/read_file", files_read, 0},
+    {"/write_file", files_write, 0},
+    {"/upload", upload_run, 0}, /* its body went to a file (upload.c) */
+    {"/close", close_all, 0},
+    {"/lease", lease, 1},
 };
 
 void routes_handle(rock_http_req_t *req, void *data) {
   (void)data;
-  if (strcmp(req->path, "/lease")) rocklet_touch();
-  route_fn fn = NULL;
+  if (strcmp(req->path, "/lease") && rocklet.touch) rocklet.touch();
+  int at = -1;
   for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
-    if (!strcmp(req->path, routes[i].path)) fn = routes[i].fn;
-  if (!fn) {
+    if (!strcmp(req->path, routes[i].path)) at = (int)i;
+  if (at < 0) {
     reply_error(req, ROCK_E_NOT_FOUND, "no endpoint %s", req->path);
     return;
   }
-  if (req->body_len == (size_t)-1) {
-    reply_error(req, ROCK_E_BAD_REQUEST, "request body too large");
+  const char *m = req->method ? req->method : "";
+  if (strcmp(m, "POST") && !(routes[at].get && (!strcmp(m, "GET") || !strcmp(m, "HEAD")))) {
+    reply_error_status(req, 405, ROCK_E_BAD_REQUEST, "%s takes %s, not %s", req->path,
+                       routes[at].get ? "POST, GET or HEAD" : "POST", m);
     return;
   }
+  route_fn fn = routes[at].fn;
   json_t *args;
   if (req->body_len == 0) {
     args = json_object();

@@ -1,98 +1,92 @@
-/* session.c: long-lived bash sessions on a PTY (DESIGN.md "The bash session").
+/* session.c: a bash session's life and its commands (see session.h).
  *
- * bash runs interactive (job control on, no readline) in its own session,
- * with a PTY as its controlling terminal, stdout and stderr (prompts, job
- * notices: read and dropped) and two pipes: it reads command lines from
- * the command pipe (its stdin) and fd 253 is the write end of the output
- * pipe. A command is written to a file and bash is sent one line:
- *     . CMD </dev/null >&253 2>&253; printf MARKER(seq, $?) >&253
+ * bash (bash.c) reads lines on its command pipe. A command is written to
+ * DIR/cmd and bash is sent one line:
+ *     . 'DIR/cmd' </dev/null >&253 2>&253; printf MARK >&254; exec 253>&254
  * so the command's output and then its end marker come in order on one
- * pipe, and no byte of a round trip crosses the PTY (a PTY hop costs a
- * kernel worker wakeup each way). The rocklet reads the pipe as it fills:
- * marker.c splits off the marker, capture.c keeps the output (capped,
- * spilled to a file past the cap, so nothing is lost). Output written while
- * no command runs (a background job's) is dropped.
- * On timeout the foreground job's process group gets SIGINT, then every
- * process of that job (found through /proc) gets SIGKILL; bash and its state
- * survive, and a fresh marker line tells us when it is back at its prompt.
- * marker.c finds markers, output.c cleans and caps the output file. */
+ * pipe, and no byte of a round trip crosses the PTY. fd 254 is used by the
+ * marker only and restores 253 after every command, so a command that
+ * closes 253 still gets its answer and the next one its output fd. The
+ * rocklet reads the pipe as it fills:
+ * marker.c splits off the marker, capture.c keeps the output. Output
+ * written while no command runs (a background job's) is dropped.
+ * Interrupt (timeout, rock_session_interrupt): the foreground job's process
+ * group gets SIGINT, then every process of that job (found through /proc)
+ * SIGKILL; bash and its state survive, and a fresh marker line tells us
+ * when it is back at its prompt (an interrupt aborts the rest of a line). */
+#include "session.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
-#include <termios.h>
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "bash.h"
 #include "capture.h"
 #include "marker.h"
 #include "procs.h"
-#include "rocklet.h"
 
 #define INTERRUPT_GRACE_MS 300 /* SIGINT -> SIGKILL of the job */
 #define RESCUE_MS 3000         /* SIGKILL -> give up on the shell */
 #define TICK_MS 10
 #define MAX_KILL 1024
-#define OUT_FD 253          /* bash's fd of the output pipe */
-#define OUT_PIPE_SIZE (1 << 20)
+/* what ends every line: fd 253 restored from the marker's copy, after the
+ * marker, so off the round trip (bash reads the next line after it) */
+#define RESTORE "; exec 253>&254\n"
 
 enum phase { IDLE, RUNNING, INTERRUPTING };
 
-typedef struct session {
-  struct session *next;
-  char name[256];
-  char dir[1100];     /* holds cmd, and out.<seq> for outputs past the cap */
-  pid_t pid;          /* bash: also its process group */
-  int master;
-  int cmd_fd;         /* dir/cmd, rewritten in place for each command */
-  size_t cmd_len;     /* its length */
-  int cmd_w;          /* the command pipe's write end (bash's stdin) */
-  int out_r;          /* the output pipe's read end (bash writes to OUT_FD) */
-  uv_poll_t poll;
-  uv_poll_t out_poll;
-  rock_capture_t cap; /* the output of the command in flight */
-  int capturing;
+struct rock_session {
+  uv_loop_t *loop;
+  char dir[PATH_MAX];  /* holds cmd, and out.<seq> for outputs past the cap */
+  char cmd_path[PATH_MAX + 8];
+  rock_buf_t line;     /* the line's fixed part, up to the marker */
+  rock_bash_t bash;
+  int cmd_fd;          /* dir/cmd, rewritten in place for each command */
+  size_t cmd_len;      /* its length */
+  uv_poll_t pty_poll, out_poll;
   uv_timer_t timer;
   int handles_open;
   rock_marker_t marker;
   unsigned long seq;
-  int ended, wstatus;
-  /* the command in flight (req != NULL) */
+  int ended, closing, killing, lost_output;
+  int start_failed;    /* the startup could not be sent (why says why) */
+  char why[160];       /* the last failure to write a command */
+  rock_session_end_fn on_end;
+  void *end_data;
+  /* the run in flight (done != NULL) */
+  rock_session_done_fn done;
+  void *done_data;
+  int starting;        /* the run is the startup */
   enum phase phase;
-  rock_http_req_t *req;
+  rock_capture_t cap;
+  int capturing;
   size_t max_output;
-  const char *reason; /* why it is being interrupted */
+  const char *reason;  /* why it is being interrupted */
   uint64_t deadline, interrupted_at;
   int remarked;
   pid_t kill_set[MAX_KILL];
   int nkill;
-  rock_http_req_t *close_req; /* close_session waiting for bash to go */
-} session_t;
-
-static session_t *sessions;
-static unsigned long session_counter;
-
-static session_t *find(const char *name) {
-  for (session_t *s = sessions; s; s = s->next)
-    if (!strcmp(s->name, name)) return s;
-  return NULL;
-}
+};
 
 static void rmtree_flat(const char *dir) {
-  /* session dirs hold plain files only */
-  DIR *d = opendir(dir);
+  DIR *d = opendir(dir); /* session dirs hold plain files only */
   if (!d) return;
   struct dirent *e;
   while ((e = readdir(d))) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    char p[PATH_MAX];
+    char p[PATH_MAX + 256];
     snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
     unlink(p);
   }
@@ -100,33 +94,136 @@ static void rmtree_flat(const char *dir) {
   rmdir(dir);
 }
 
+static void shell_quote(rock_buf_t *b, const char *s) {
+  rock_buf_append(b, "'", 1);
+  for (; *s; s++) {
+    if (*s == '\'') rock_buf_append(b, "'\\''", 4);
+    else rock_buf_append(b, s, 1);
+  }
+  rock_buf_append(b, "'", 1);
+}
+
 static void handle_closed(uv_handle_t *h) {
-  session_t *s = h->data;
+  rock_session_t *s = h->data;
   if (--s->handles_open) return;
-  if (s->out_r >= 0) close(s->out_r);
+  if (s->bash.out_r >= 0) close(s->bash.out_r);
   free(s);
 }
 
-static void on_marker(void *data, unsigned long seq, int status);
+/* ---- answering a run --------------------------------------------------- */
+
+/* bash names the command file in its own messages ("bash: DIR/cmd: line 1:
+ * syntax error ..."); for typed input it says "bash: line 1: ...". Say
+ * what a user typing the command would read. */
+static void hide_cmd_path(rock_session_t *s, rock_buf_t *out) {
+  size_t pl = strlen(s->cmd_path);
+  char pat[PATH_MAX + 16];
+  int n = snprintf(pat, sizeof pat, "%s: line ", s->cmd_path);
+  if (!out->len || n >= (int)sizeof pat) return;
+  char *w = out->data, *r = out->data, *end = out->data + out->len, *hit;
+  while ((hit = memmem(r, end - r, pat, n))) {
+    memmove(w, r, hit - r);
+    w += hit - r;
+    r = hit + pl + 2; /* keep "line " */
+  }
+  if (r == out->data) return;
+  memmove(w, r, end - r);
+  w += end - r;
+  out->len = w - out->data;
+  out->data[out->len] = 0;
+}
+
+/* End the run in flight with its captured output. */
+static void finish(rock_session_t *s, rock_err err, int have_status,
+                   int status, const char *reason, const char *msg) {
+  rock_session_done_fn done = s->done;
+  if (!done) return;
+  s->done = NULL;
+  s->phase = IDLE;
+  uv_timer_stop(&s->timer);
+  if (s->nkill) { /* whatever of the killed job is left goes now */
+    rock_procs_signal(s->kill_set, s->nkill, SIGKILL);
+    s->nkill = 0;
+  }
+  rock_session_result_t r = {0};
+  r.err = err;
+  if (msg) snprintf(r.message, sizeof r.message, "%s", msg);
+  uint64_t dropped = 0;
+  if (rock_capture_render(&s->cap, &r.output, &dropped) < 0 && !r.err) {
+    r.err = ROCK_E_NO_MEMORY;
+    snprintf(r.message, sizeof r.message, "no memory for the output");
+  }
+  hide_cmd_path(s, &r.output);
+  r.have_status = have_status;
+  r.exit_code = status;
+  r.failure_reason = reason;
+  r.truncated = dropped > 0;
+  r.dropped_bytes = dropped;
+  r.output_bytes = s->cap.total;
+  r.output_file = dropped && rock_capture_spilled(&s->cap) ? s->cap.spill_path : NULL;
+  int failed_start = s->starting && r.err;
+  s->starting = 0;
+  done(s, &r, s->done_data);
+  rock_buf_free(&r.output);
+  rock_capture_free(&s->cap);
+  s->capturing = 0;
+  if (failed_start) rock_session_close(s); /* no session: on_end follows */
+}
+
+static void on_marker(void *data, unsigned long seq, int status) {
+  rock_session_t *s = data;
+  if (!s->done || seq != s->seq) return; /* a late duplicate */
+  finish(s, 0, 1, status, s->phase == INTERRUPTING ? s->reason : "", NULL);
+}
 
 static void on_data(void *data, const char *p, size_t n) {
-  session_t *s = data;
+  rock_session_t *s = data;
   if (s->capturing) rock_capture_add(&s->cap, p, n);
 }
 
+/* Is bash on its way out (exiting or a zombie)? Its fds close before it
+ * becomes a zombie, so EOF on the pipe may come first: PF_EXITING (0x4 in
+ * /proc/PID/stat's flags) is set before. Without /proc, say yes. */
+static int bash_exiting(pid_t pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 1;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  buf[n] = 0;
+  char *p = strrchr(buf, ')'), state;
+  unsigned long flags = 0;
+  /* ") S ppid pgrp session tty_nr tpgid flags" */
+  if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2) return 1;
+  return state == 'Z' || state == 'X' || (flags & 0x4);
+}
+
 /* Read what the output pipe holds: output into the capture (dropped when
- * no command runs), a marker ends the command. */
-static void drain_output(session_t *s) {
+ * no command runs); a marker ends the command. */
+static void drain_output(rock_session_t *s) {
   char buf[65536];
-  while (s->out_r >= 0) {
-    ssize_t n = read(s->out_r, buf, sizeof buf);
+  while (s->bash.out_r >= 0 && !s->lost_output) {
+    ssize_t n = read(s->bash.out_r, buf, sizeof buf);
     if (n > 0) {
       rock_marker_feed(&s->marker, buf, n, on_data, on_marker, s);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n == 0 && !uv_is_closing((uv_handle_t *)&s->out_poll))
-      uv_poll_stop(&s->out_poll); /* every writer is gone */
+    if (n == 0) {
+      /* every writer is gone while bash lives: a command closed both of
+       * its output fds, so no marker can come; end the session (clearly
+       * ended beats never answering) */
+      if (!uv_is_closing((uv_handle_t *)&s->out_poll)) uv_poll_stop(&s->out_poll);
+      if (s->ended || s->killing || bash_exiting(s->bash.pid)) return;
+      s->lost_output = 1;
+      {
+        rock_log(ROCK_LOG_WARN, "session",
+                 "msg=\"bash closed its output fds; ending the session\" dir=\"%s\"", s->dir);
+        rock_session_close(s);
+      }
+    }
     return;
   }
 }
@@ -137,22 +234,20 @@ static void on_output(uv_poll_t *h, int status, int events) {
   drain_output(h->data);
 }
 
-/* Unlink the session and release it; bash must be gone or going. */
-static void session_free(session_t *s) {
-  session_t **pp = &sessions;
-  while (*pp && *pp != s) pp = &(*pp)->next;
-  if (*pp) *pp = s->next;
-  rock_procs_unwatch(s->pid);
-  if (s->capturing) rock_capture_free(&s->cap);
-  s->capturing = 0;
-  if (s->master >= 0) close(s->master);
-  if (s->cmd_fd >= 0) close(s->cmd_fd);
-  if (s->cmd_w >= 0) close(s->cmd_w);
-  s->master = s->cmd_fd = s->cmd_w = -1;
-  rmtree_flat(s->dir);
-  uv_close((uv_handle_t *)&s->poll, handle_closed);
-  uv_close((uv_handle_t *)&s->timer, handle_closed);
-  uv_close((uv_handle_t *)&s->out_poll, handle_closed); /* closes out_r after */
+/* What bash prints on its terminal (prompts, job notices) is read and
+ * dropped, so it never blocks on a full tty queue. */
+static void on_pty(uv_poll_t *h, int status, int events) {
+  rock_session_t *s = h->data;
+  char buf[65536];
+  (void)status;
+  (void)events;
+  for (;;) {
+    ssize_t n = s->bash.master >= 0 ? read(s->bash.master, buf, sizeof buf) : -1;
+    if (n > 0) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    uv_poll_stop(h); /* EIO: bash and its tty are gone */
+    return;
+  }
 }
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -170,513 +265,326 @@ static int write_all(int fd, const char *p, size_t n) {
  * holds 64 KiB, so the non-blocking write nearly always takes it all; if
  * not (bash is not reading), finish the line blocking: it is never more
  * than two. */
-static int send_line(session_t *s, const char *line) {
-  if (s->cmd_w < 0) return -EIO;
-  size_t n = strlen(line);
-  ssize_t w = write(s->cmd_w, line, n);
+static int send_line(rock_session_t *s, const char *line, size_t n) {
+  int fd = s->bash.cmd_w;
+  if (fd < 0) return -EPIPE;
+  ssize_t w = write(fd, line, n);
   if (w == (ssize_t)n) return 0;
   if (w < 0 && errno != EAGAIN && errno != EINTR) return -errno;
   if (w < 0) w = 0;
-  int fl = fcntl(s->cmd_w, F_GETFL);
-  fcntl(s->cmd_w, F_SETFL, fl & ~O_NONBLOCK);
-  int rc = write_all(s->cmd_w, line + w, n - w);
-  fcntl(s->cmd_w, F_SETFL, fl);
+  int fl = fcntl(fd, F_GETFL);
+  fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+  int rc = write_all(fd, line + w, n - w);
+  fcntl(fd, F_SETFL, fl);
   return rc;
 }
 
-/* Answer the command in flight with the output captured for it. */
-static void finish(session_t *s, int have_status, int status,
-                   const char *reason) {
-  rock_http_req_t *req = s->req;
-  if (!req) return;
-  s->req = NULL;
-  s->phase = IDLE;
-  uv_timer_stop(&s->timer);
-  if (s->nkill) { /* whatever of the killed job is left goes now */
-    rock_procs_signal(s->kill_set, s->nkill, SIGKILL);
-    s->nkill = 0;
-  }
-  rock_buf_t out = {0};
-  uint64_t dropped = 0, total = s->cap.total;
-  int rc = rock_capture_render(&s->cap, &out, &dropped);
-  int spilled = dropped && rock_capture_spilled(&s->cap);
-  json_t *file = spilled ? json_string(s->cap.spill_path) : json_null();
-  rock_capture_free(&s->cap);
-  s->capturing = 0;
-  if (rc < 0) {
-    rock_buf_free(&out);
-    json_decref(file);
-    reply_error(req, ROCK_E_NO_MEMORY, "no memory for the output");
-    return;
-  }
-  json_t *o = json_object();
-  json_object_set_new(o, "output", json_stringn(out.data ? out.data : "", out.len));
-  json_object_set_new(o, "exit_code",
-                      have_status ? json_integer(status) : json_null());
-  json_object_set_new(o, "failure_reason", json_string(reason));
-  json_object_set_new(o, "truncated", json_boolean(dropped > 0));
-  json_object_set_new(o, "dropped_bytes", json_integer((json_int_t)dropped));
-  json_object_set_new(o, "output_bytes", json_integer((json_int_t)total));
-  json_object_set_new(o, "output_file", file);
-  json_object_set_new(o, "session_type", json_string("bash"));
-  rock_buf_free(&out);
-  reply_json(req, o);
-}
-
-static void on_marker(void *data, unsigned long seq, int status) {
-  session_t *s = data;
-  if (!s->req || seq != s->seq) return; /* a late duplicate */
-  finish(s, 1, status, s->phase == INTERRUPTING ? s->reason : "");
-}
-
-/* What bash prints on its terminal (prompts, job notices) is read and
- * dropped, so it never blocks on a full tty queue. */
-static void on_pty(uv_poll_t *h, int status, int events) {
-  session_t *s = h->data;
-  char buf[65536];
-  (void)status;
-  (void)events;
-  for (;;) {
-    ssize_t n = s->master >= 0 ? read(s->master, buf, sizeof buf) : -1;
-    if (n > 0) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    uv_poll_stop(h); /* EIO: bash and its tty are gone */
-    return;
-  }
-}
+/* ---- the end of bash --------------------------------------------------- */
 
 static void on_bash_exit(void *data, pid_t pid, int wstatus) {
-  session_t *s = data;
+  rock_session_t *s = data;
   (void)pid;
   s->ended = 1;
-  s->wstatus = wstatus;
   int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
-  /* drain what bash wrote last: a marker may be in there */
-  if (s->req) drain_output(s);
-  if (s->req) {
-    finish(s, 1, code, s->phase == INTERRUPTING ? s->reason : "session_ended");
+  if (s->done) drain_output(s); /* what bash wrote last: maybe a marker */
+  if (s->done && s->starting) {
+    char msg[256];
+    int timed_out = s->phase == INTERRUPTING;
+    if (s->start_failed)
+      snprintf(msg, sizeof msg, "starting the session: %s", s->why);
+    else
+      snprintf(msg, sizeof msg, timed_out ? "bash did not finish its startup in time"
+                                          : "bash exited with status %d during its startup",
+               code);
+    finish(s, s->start_failed ? ROCK_E_IO : timed_out ? ROCK_E_TIMEOUT : ROCK_E_SPAWN_FAILED, 1,
+           code, "session_ended", msg);
+  } else if (s->done) {
+    finish(s, 0, 1, code, s->phase == INTERRUPTING ? s->reason : "session_ended", NULL);
   }
   /* the shell's jobs (background ones too) go with it, as on a hangup */
   pid_t left[MAX_KILL];
-  int n = rock_procs_collect(s->pid, s->pid, 0, 0, left, MAX_KILL);
+  int n = rock_procs_collect(s->bash.pid, s->bash.pid, 0, 0, left, MAX_KILL);
   rock_procs_signal(left, n, SIGKILL);
-  rock_http_req_t *cr = s->close_req;
-  s->close_req = NULL;
-  session_free(s);
-  if (cr) reply_json(cr, json_pack("{s:s}", "session_type", "bash"));
+  if (s->bash.master >= 0) close(s->bash.master);
+  if (s->cmd_fd >= 0) close(s->cmd_fd);
+  if (s->bash.cmd_w >= 0) close(s->bash.cmd_w);
+  s->bash.master = s->cmd_fd = s->bash.cmd_w = -1;
+  rmtree_flat(s->dir);
+  rock_buf_free(&s->line);
+  s->closing = 1;
+  if (s->on_end) s->on_end(s, code, s->end_data);
+  uv_close((uv_handle_t *)&s->pty_poll, handle_closed);
+  uv_close((uv_handle_t *)&s->timer, handle_closed);
+  uv_close((uv_handle_t *)&s->out_poll, handle_closed); /* closes out_r after */
 }
 
-static uint64_t now_ms(void) { return uv_now(rocklet.loop); }
+/* ---- interrupts -------------------------------------------------------- */
 
-/* Begin the interrupt of the command in flight (timeout or /interrupt). */
-static void interrupt_start(session_t *s, const char *reason) {
+static void interrupt_start(rock_session_t *s, const char *reason) {
   if (s->phase != RUNNING) return;
   s->phase = INTERRUPTING;
   s->reason = reason;
-  s->interrupted_at = now_ms();
+  s->interrupted_at = uv_now(s->loop);
   s->remarked = 0;
-  pid_t fg = s->master >= 0 ? tcgetpgrp(s->master) : -1;
-  if (fg > 0 && fg != s->pid) {
-    s->nkill = rock_procs_collect(fg, 0, 0, s->pid, s->kill_set, MAX_KILL);
+  pid_t fg = s->bash.master >= 0 ? tcgetpgrp(s->bash.master) : -1;
+  if (fg > 0 && fg != s->bash.pid) {
+    s->nkill = rock_procs_collect(fg, 0, 0, s->bash.pid, s->kill_set, MAX_KILL);
     kill(-fg, SIGINT);
   } else {
     /* a builtin (loop) runs in bash itself; its children are in bash's
      * group or in job groups of their own, all descendants of bash */
     s->nkill = 0;
     pid_t kids[MAX_KILL];
-    int n = rock_procs_collect(0, 0, s->pid, s->pid, kids, MAX_KILL);
+    int n = rock_procs_collect(0, 0, s->bash.pid, s->bash.pid, kids, MAX_KILL);
     for (int i = 0; i < n; i++)
-      if (getpgid(kids[i]) == s->pid) s->kill_set[s->nkill++] = kids[i];
-    kill(s->pid, SIGINT);
+      if (getpgid(kids[i]) == s->bash.pid) s->kill_set[s->nkill++] = kids[i];
+    kill(s->bash.pid, SIGINT);
   }
 }
 
 static void tick(uv_timer_t *t);
 
-static void arm(session_t *s) { uv_timer_start(&s->timer, tick, TICK_MS, 0); }
+static void arm(rock_session_t *s) { uv_timer_start(&s->timer, tick, TICK_MS, 0); }
 
 /* The timer: deadline while RUNNING, interrupt steps while INTERRUPTING. */
 static void tick(uv_timer_t *t) {
-  session_t *s = t->data;
-  if (!s->req) return;
-  uint64_t now = now_ms();
+  rock_session_t *s = t->data;
+  if (!s->done || s->ended) return;
+  uint64_t now = uv_now(s->loop);
   if (s->phase == RUNNING) {
-    if (s->deadline && now >= s->deadline) {
+    if (s->deadline && now >= s->deadline && s->starting) {
+      s->phase = INTERRUPTING; /* a startup that hangs is no session */
+      rock_session_close(s);
+    } else if (s->deadline && now >= s->deadline) {
       interrupt_start(s, "timeout");
       arm(s);
-      return;
+    } else if (s->deadline) {
+      uv_timer_start(&s->timer, tick, s->deadline - now, 0);
     }
-    uv_timer_start(&s->timer, tick, s->deadline - now, 0);
     return;
   }
   /* INTERRUPTING */
-  pid_t fg = s->master >= 0 ? tcgetpgrp(s->master) : -1;
+  pid_t fg = s->bash.master >= 0 ? tcgetpgrp(s->bash.master) : -1;
   uint64_t since = now - s->interrupted_at;
-  if (!s->remarked && (fg == s->pid || since >= INTERRUPT_GRACE_MS)) {
+  if (!s->remarked && (fg == s->bash.pid || since >= INTERRUPT_GRACE_MS)) {
     if (since >= INTERRUPT_GRACE_MS) { /* SIGINT was not enough */
       rock_procs_signal(s->kill_set, s->nkill, SIGKILL);
-      if (fg > 0 && fg != s->pid) kill(-fg, SIGKILL);
+      if (fg > 0 && fg != s->bash.pid) kill(-fg, SIGKILL);
     }
     /* the interrupted line prints no marker: ask for one on a new line */
     char line[256];
-    int n = rock_marker_command(&s->marker, line, sizeof line - 2, s->seq, "130", OUT_FD);
-    line[n] = '\n';
-    line[n + 1] = 0;
-    send_line(s, line);
+    int n = rock_marker_command(&s->marker, line, sizeof line - sizeof RESTORE, s->seq,
+                                "130", ROCK_BASH_MARK_FD);
+    memcpy(line + n, RESTORE, sizeof RESTORE - 1);
+    send_line(s, line, n + sizeof RESTORE - 1);
     s->remarked = 1;
   }
   if (since >= RESCUE_MS) {
-    rock_log(ROCK_LOG_WARN, "session", "msg=\"shell did not come back, killing it\" session=%s",
-             s->name);
-    kill(-s->pid, SIGKILL);
-    kill(s->pid, SIGKILL);
+    rock_log(ROCK_LOG_WARN, "session", "msg=\"shell did not come back, killing it\" dir=\"%s\"",
+             s->dir);
+    kill(-s->bash.pid, SIGKILL);
+    kill(s->bash.pid, SIGKILL);
     return; /* on_bash_exit answers */
   }
   arm(s);
 }
 
-/* Start the next command: write its file, send bash the line. The command
- * file stays open and is rewritten in place (pwrite, then ftruncate when it
- * got shorter, never to 0): truncating a file to 0 and rewriting it makes
- * ext4 flush it at close (auto_da_alloc, ~170 us). */
-static int launch(session_t *s, const char *script, size_t len,
+int rock_session_interrupt(rock_session_t *s, const char *reason) {
+  if (!s->done || s->phase != RUNNING || s->ended) return 0;
+  interrupt_start(s, reason ? reason : "interrupted");
+  arm(s);
+  return 1;
+}
+
+/* ---- runs -------------------------------------------------------------- */
+
+/* Start a run: write its file, send bash the line. The command file stays
+ * open and is rewritten in place (pwrite, then ftruncate when it got
+ * shorter, never to 0): truncating a file to 0 and rewriting it makes ext4
+ * flush it at close (auto_da_alloc, ~170 us). */
+static int launch(rock_session_t *s, const char *script, size_t len, int newline,
                   double timeout) {
-  char path[PATH_MAX], out[PATH_MAX + 32], mark[256];
-  s->seq++;
-  snprintf(path, sizeof path, "%s/cmd", s->dir);
-  for (size_t off = 0; off < len;) {
-    ssize_t w = pwrite(s->cmd_fd, script + off, len - off, off);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return -errno;
-    off += w;
-  }
-  /* shrink it only when the old command was longer (a syscall saved) */
-  if (len < s->cmd_len && ftruncate(s->cmd_fd, len) < 0) return -errno;
-  s->cmd_len = len;
   drain_output(s); /* what came before this command is not its output */
+  s->seq++;
+  char out[PATH_MAX + 32], line[PATH_MAX * 5];
   snprintf(out, sizeof out, "%s/out.%lu", s->dir, s->seq);
   rock_capture_init(&s->cap, s->max_output, out);
   s->capturing = 1;
-  rock_marker_command(&s->marker, mark, sizeof mark, s->seq, "$?", OUT_FD);
-  char line[PATH_MAX + 512];
-  snprintf(line, sizeof line, " . '%s' </dev/null >&%d 2>&%d; %s\n", path,
-           OUT_FD, OUT_FD, mark);
   s->phase = RUNNING;
-  s->deadline = timeout > 0 ? now_ms() + (uint64_t)(timeout * 1000) : 0;
+  size_t total = len + (newline ? 1 : 0);
+  for (size_t off = 0; off < total;) { /* one syscall, unless it is short */
+    struct iovec iov[2] = {{(char *)script + off, off < len ? len - off : 0},
+                           {"\n", off < len ? total - len : total - off}};
+    ssize_t w = pwritev(s->cmd_fd, iov, 2, off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int e = errno;
+      s->cmd_len = SIZE_MAX; /* part of it may be there: cut it next time */
+      snprintf(s->why, sizeof s->why, "writing the command file: %s", strerror(e));
+      return -e;
+    }
+    off += w;
+  }
+  /* shrink it only when the old command was longer (a syscall saved) */
+  if (total < s->cmd_len && ftruncate(s->cmd_fd, total) < 0) {
+    int e = errno;
+    snprintf(s->why, sizeof s->why, "writing the command file: %s", strerror(e));
+    return -e;
+  }
+  s->cmd_len = total;
+  size_t n = s->line.len;
+  if (n + 256 > sizeof line) return -ENAMETOOLONG; /* checked at open */
+  memcpy(line, s->line.data, n);
+  n += rock_marker_command(&s->marker, line + n, sizeof line - n - 1, s->seq, "$?",
+                           ROCK_BASH_MARK_FD);
+  memcpy(line + n, RESTORE, sizeof RESTORE - 1);
+  n += sizeof RESTORE - 1;
+  s->deadline = timeout > 0 ? uv_now(s->loop) + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
-  return send_line(s, line);
+  int rc = send_line(s, line, n);
+  if (rc) snprintf(s->why, sizeof s->why, "talking to bash: %s", strerror(-rc));
+  return rc;
 }
 
-static const char *find_bash(char *buf, size_t cap) {
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-  const char *p = path;
-  while (*p) {
-    const char *e = strchr(p, ':');
-    size_t n = e ? (size_t)(e - p) : strlen(p);
-    snprintf(buf, cap, "%.*s/bash", (int)n, p);
-    if (access(buf, X_OK) == 0) return buf;
-    p += n + (e ? 1 : 0);
-  }
-  return NULL;
-}
-
-static void shell_quote(rock_buf_t *b, const char *s) {
-  rock_buf_append(b, "'", 1);
-  for (; *s; s++) {
-    if (*s == '\'') rock_buf_append(b, "'\\''", 4);
-    else rock_buf_append(b, s, 1);
-  }
-  rock_buf_append(b, "'", 1);
-}
-
-static const char *defaults[][2] = {
-    {"PAGER", "cat"},       {"GIT_PAGER", "cat"},      {"MANPAGER", "cat"},
-    {"SYSTEMD_PAGER", ""},  {"LESS", "-R"},            {"TQDM_DISABLE", "1"},
-    {"PIP_PROGRESS_BAR", "off"}, {"TERM", "dumb"},     {"PYTHONUNBUFFERED", "1"},
-    {"DEBIAN_FRONTEND", "noninteractive"},
-};
-
-/* Fork bash on a new PTY. Returns 0 or -errno; the child never returns. */
-static int spawn_bash(session_t *s, const char *bash, json_t *env,
-                      const char *cwd) {
-  int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
-  if (m < 0) return -errno;
-  if (grantpt(m) || unlockpt(m)) {
-    int e = -errno;
-    close(m);
-    return e;
-  }
-  char slave[128];
-  if (ptsname_r(m, slave, sizeof slave)) {
-    int e = -errno;
-    close(m);
-    return e;
-  }
-  int po[2], cp[2]; /* output pipe, command pipe */
-  if (pipe2(po, O_CLOEXEC)) {
-    int e = -errno;
-    close(m);
-    return e;
-  }
-  if (pipe2(cp, O_CLOEXEC)) {
-    int e = -errno;
-    close(m);
-    close(po[0]);
-    close(po[1]);
-    return e;
-  }
-  fcntl(po[0], F_SETPIPE_SZ, OUT_PIPE_SIZE); /* fewer wakeups for big outputs */
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = -errno;
-    close(m);
-    close(po[0]);
-    close(po[1]);
-    close(cp[0]);
-    close(cp[1]);
-    return e;
-  }
-  if (pid == 0) {
-    sigset_t all;
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
-    setsid();
-    int sl = open(slave, O_RDWR);
-    if (sl < 0) _exit(127);
-    ioctl(sl, TIOCSCTTY, 0);
-    struct termios t;
-    if (tcgetattr(sl, &t) == 0) {
-      t.c_lflag &= ~(ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL | ECHOKE);
-      t.c_oflag &= ~ONLCR;
-      tcsetattr(sl, TCSANOW, &t);
-    }
-    struct winsize ws = {.ws_row = 50, .ws_col = 200};
-    ioctl(sl, TIOCSWINSZ, &ws);
-    /* the output pipe at OUT_FD, commands on stdin, the tty on 1 and 2, in
-     * an order where no dup2 overwrites a pipe end still to be moved; the
-     * pipes' fds are CLOEXEC, their copies not (dup2 clears the flag) */
-    if (po[1] == OUT_FD) fcntl(OUT_FD, F_SETFD, 0);
-    else dup2(po[1], OUT_FD);
-    if (cp[0] == 0) fcntl(0, F_SETFD, 0);
-    else dup2(cp[0], 0);
-    dup2(sl, 1);
-    dup2(sl, 2);
-    if (sl > 2) close(sl);
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
-      setenv(defaults[i][0], defaults[i][1], 1);
-    const char *k;
-    json_t *v;
-    json_object_foreach(env, k, v) {
-      if (json_is_string(v)) setenv(k, json_string_value(v), 1);
-    }
-    unsetenv("HISTFILE");
-    if (cwd && chdir(cwd) != 0) _exit(126);
-    execl(bash, "bash", "--noprofile", "--norc", "--noediting", "-i", (char *)NULL);
-    _exit(127);
-  }
-  close(po[1]);
-  close(cp[0]);
-  s->pid = pid;
-  s->master = m;
-  s->out_r = po[0];
-  s->cmd_w = cp[1];
-  fcntl(cp[1], F_SETFL, fcntl(cp[1], F_GETFL) | O_NONBLOCK);
-  fcntl(m, F_SETFL, fcntl(m, F_GETFL) | O_NONBLOCK);
-  fcntl(po[0], F_SETFL, fcntl(po[0], F_GETFL) | O_NONBLOCK);
+rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
+                          double timeout, size_t max_output,
+                          rock_session_done_fn done_cb, void *data) {
+  if (s->ended || s->closing || s->lost_output) return ROCK_E_SESSION_ENDED;
+  if (s->done) return ROCK_E_SESSION_BUSY;
+  if (!(timeout >= 0 && timeout <= ROCK_SESSION_MAX_TIMEOUT) ||
+      max_output < ROCK_SESSION_MIN_OUTPUT || max_output > ROCK_SESSION_MAX_OUTPUT)
+    return ROCK_E_INVALID_ARGUMENT;
+  s->done = done_cb;
+  s->done_data = data;
+  s->max_output = max_output;
+  int rc = launch(s, script, len, 1, timeout);
+  if (rc == -EPIPE) /* bash is exiting (say PROMPT_COMMAND='exit 7' ran
+                      * after the last command): its exit answers this run
+                      * with "session_ended" */
+    return 0;
+  if (rc) finish(s, ROCK_E_IO, 0, 0, "", s->why);
   return 0;
 }
 
-void session_create(rock_http_req_t *req, json_t *args) {
-  char *err = NULL;
-  const char *name = arg_string(args, "session", 0, &err);
-  const char *cwd = arg_string(args, "cwd", 0, &err);
-  json_t *env = json_object_get(args, "env");
-  json_t *sources = json_object_get(args, "startup_source");
-  double startup_timeout = arg_number(args, "startup_timeout", 60, &err);
-  if (!name) name = "default";
-  if (!err && env && !json_is_null(env) && !json_is_object(env))
-    err = strdup("field 'env' must be an object of strings");
-  if (!err && sources && !json_is_null(sources) && !json_is_array(sources))
-    err = strdup("field 'startup_source' must be a list of paths");
-  if (!err && (!*name || strlen(name) >= sizeof ((session_t *)0)->name))
-    err = strdup("field 'session' must be a non-empty name under 256 bytes");
-  if (err) {
-    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
-    free(err);
-    return;
-  }
-  if (find(name)) {
-    reply_error(req, ROCK_E_SESSION_EXISTS, "session '%s' already exists", name);
-    return;
-  }
-  char bash[PATH_MAX];
-  if (!find_bash(bash, sizeof bash)) {
-    reply_error(req, ROCK_E_NO_BASH,
-                "no bash in this sandbox (PATH=%s): sessions need bash; "
-                "/execute still works",
-                getenv("PATH") ? getenv("PATH") : "");
-    return;
-  }
-  session_t *s = calloc(1, sizeof *s);
-  if (!s) {
-    reply_error(req, ROCK_E_NO_MEMORY, "no memory for a session");
-    return;
-  }
-  snprintf(s->name, sizeof s->name, "%s", name);
-  snprintf(s->dir, sizeof s->dir, "%s/sessions/s%lu", rocklet.dir,
-           ++session_counter);
-  s->master = s->cmd_fd = s->out_r = s->cmd_w = -1;
-  s->max_output = ROCKLET_DEFAULT_MAX_OUTPUT;
-  char parent[PATH_MAX];
-  snprintf(parent, sizeof parent, "%s/sessions", rocklet.dir);
-  mkdir(parent, 0700);
-  char cmd_path[PATH_MAX];
-  snprintf(cmd_path, sizeof cmd_path, "%s/cmd", s->dir);
-  if ((mkdir(s->dir, 0700) && errno != EEXIST) ||
-      (s->cmd_fd = open(cmd_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
-    reply_error(req, ROCK_E_IO, "creating %s: %s", cmd_path, strerror(errno));
+/* ---- open and close ---------------------------------------------------- */
+
+static const char quiet[] =
+    "PS1=''; PS2=''; PS0=''; PS4='+ '; PROMPT_COMMAND=''; unset HISTFILE; "
+    "set +o history 2>/dev/null; set +H 2>/dev/null\n";
+
+static rock_err fail_open(rock_session_t *s, rock_err e, char *msg, size_t cap,
+                          const char *fmt, const char *what, int err) {
+  snprintf(msg, cap, fmt, what, strerror(err));
+  if (s) {
+    if (s->cmd_fd >= 0) close(s->cmd_fd);
     rmtree_flat(s->dir);
+    rock_buf_free(&s->line);
     free(s);
-    return;
   }
+  return e;
+}
+
+rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
+                           const rock_session_opts_t *o,
+                           rock_session_done_fn done_cb, void *data,
+                           char *msg, size_t msg_cap) {
+  *out = NULL;
+  if (!(o->startup_timeout > 0 && o->startup_timeout <= ROCK_SESSION_MAX_TIMEOUT)) {
+    snprintf(msg, msg_cap, "startup_timeout must be > 0 and <= %g", ROCK_SESSION_MAX_TIMEOUT);
+    return ROCK_E_INVALID_ARGUMENT;
+  }
+  if (strlen(o->dir) + 64 > PATH_MAX) {
+    snprintf(msg, msg_cap, "session dir too long");
+    return ROCK_E_INVALID_ARGUMENT;
+  }
+  rock_session_t *s = calloc(1, sizeof *s);
+  if (!s) return fail_open(NULL, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "session", ENOMEM);
+  s->loop = loop;
+  s->cmd_fd = s->bash.master = s->bash.out_r = s->bash.cmd_w = -1;
+  s->on_end = o->on_end;
+  s->end_data = o->data;
+  snprintf(s->dir, sizeof s->dir, "%s", o->dir);
+  snprintf(s->cmd_path, sizeof s->cmd_path, "%s/cmd", s->dir);
+  if ((mkdir(s->dir, 0700) && errno != EEXIST) ||
+      (s->cmd_fd = open(s->cmd_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+    return fail_open(s, ROCK_E_IO, msg, msg_cap, "creating %s: %s", s->cmd_path, errno);
+  /* the fixed part of every line; the path quoted, whatever it holds */
+  rock_buf_t *l = &s->line;
+  int bad = rock_buf_puts(l, " . ");
+  shell_quote(l, s->cmd_path);
+  bad |= rock_buf_puts(l, " </dev/null >&253 2>&253; ");
+  if (bad || !l->data || l->len + 256 > PATH_MAX * 5)
+    return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "command line", ENOMEM);
+
   /* nonce: secret per session, from the kernel's random source */
   unsigned char rnd[ROCK_NONCE_LEN / 2];
   char nonce[ROCK_NONCE_LEN + 1];
   int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-  if (fd < 0 || read(fd, rnd, sizeof rnd) != (ssize_t)sizeof rnd) {
+  if (fd < 0 || read(fd, rnd, sizeof rnd) != (ssize_t)sizeof rnd)
     for (size_t i = 0; i < sizeof rnd; i++) rnd[i] = (unsigned char)(rand() ^ getpid() ^ i);
-  }
   if (fd >= 0) close(fd);
   for (size_t i = 0; i < sizeof rnd; i++) sprintf(nonce + 2 * i, "%02x", rnd[i]);
   rock_marker_init(&s->marker, nonce);
 
-  /* the init script: quiet prompt, then the startup files, then prompts
-   * again (a sourced rc file likes to set PS1 and PROMPT_COMMAND) */
-  static const char quiet[] =
-      "PS1=''; PS2=''; PS0=''; PS4='+ '; PROMPT_COMMAND=''; unset HISTFILE; "
-      "set +o history 2>/dev/null; set +H 2>/dev/null\n";
+  /* the startup: quiet prompt, the startup files, then prompts again (a
+   * sourced rc file likes to set PS1 and PROMPT_COMMAND) */
   rock_buf_t init = {0};
-  rock_buf_append(&init, quiet, sizeof quiet - 1);
-  size_t i;
-  json_t *src;
-  json_array_foreach(sources, i, src) {
-    if (!json_is_string(src)) continue;
-    rock_buf_append(&init, ". ", 2);
-    shell_quote(&init, json_string_value(src));
-    rock_buf_append(&init, "\n", 1);
+  int nomem = rock_buf_append(&init, quiet, sizeof quiet - 1);
+  for (size_t i = 0; o->sources && o->sources[i]; i++) {
+    nomem |= rock_buf_append(&init, ". ", 2);
+    shell_quote(&init, o->sources[i]);
+    nomem |= rock_buf_append(&init, "\n", 1);
   }
-  rock_buf_append(&init, quiet, sizeof quiet - 1);
-
-  int rc = spawn_bash(s, bash, env, cwd);
+  nomem |= rock_buf_append(&init, quiet, sizeof quiet - 1);
+  if (nomem) {
+    rock_buf_free(&init);
+    return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "startup", ENOMEM);
+  }
+  int rc = rock_bash_spawn(&s->bash, o->bash, o->env, o->cwd);
   if (rc) {
     rock_buf_free(&init);
-    close(s->cmd_fd);
-    rmtree_flat(s->dir);
-    free(s);
-    reply_error(req, ROCK_E_SPAWN_FAILED, "starting bash: %s", strerror(-rc));
-    return;
+    return fail_open(s, ROCK_E_SPAWN_FAILED, msg, msg_cap, "starting bash in cwd '%s': %s",
+                     o->cwd ? o->cwd : ".", -rc);
   }
-  uv_poll_init(rocklet.loop, &s->poll, s->master);
-  uv_poll_init(rocklet.loop, &s->out_poll, s->out_r);
-  uv_timer_init(rocklet.loop, &s->timer);
-  s->poll.data = s->timer.data = s->out_poll.data = s;
+  if (rock_procs_watch(s->bash.pid, on_bash_exit, s)) {
+    kill(s->bash.pid, SIGKILL);
+    close(s->bash.master);
+    close(s->bash.out_r);
+    close(s->bash.cmd_w);
+    rock_buf_free(&init);
+    return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "watching bash", ENOMEM);
+  }
+  uv_poll_init(loop, &s->pty_poll, s->bash.master);
+  uv_poll_init(loop, &s->out_poll, s->bash.out_r);
+  uv_timer_init(loop, &s->timer);
+  s->pty_poll.data = s->timer.data = s->out_poll.data = s;
   s->handles_open = 3;
-  s->next = sessions;
-  sessions = s;
-  rock_procs_watch(s->pid, on_bash_exit, s);
-  uv_poll_start(&s->poll, UV_READABLE, on_pty);
+  uv_poll_start(&s->pty_poll, UV_READABLE, on_pty);
   uv_poll_start(&s->out_poll, UV_READABLE, on_output);
-  s->req = req;
-  rc = launch(s, init.data, init.len, startup_timeout);
+  *out = s;
+  s->done = done_cb;
+  s->done_data = data;
+  s->starting = 1;
+  s->max_output = 1u << 20; /* what the startup files print: 1 MiB kept */
+  rc = launch(s, init.data, init.len, 0, o->startup_timeout);
   rock_buf_free(&init);
-  if (rc) {
-    s->req = NULL;
-    reply_error(req, ROCK_E_IO, "talking to bash: %s", strerror(-rc));
-    kill(s->pid, SIGKILL);
+  if (rc) { /* its end answers the startup, with s->why */
+    s->start_failed = 1;
+    rock_session_close(s);
   }
+  return 0;
 }
 
-static session_t *session_arg(rock_http_req_t *req, json_t *args) {
-  char *err = NULL;
-  const char *name = arg_string(args, "session", 0, &err);
-  if (err) {
-    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
-    free(err);
-    return NULL;
-  }
-  if (!name) name = "default";
-  session_t *s = find(name);
-  if (!s || s->ended || s->close_req)
-    reply_error(req, ROCK_E_SESSION_NOT_FOUND, "no session named '%s'", name);
-  return s && !s->ended && !s->close_req ? s : NULL;
-}
-
-void session_run(rock_http_req_t *req, json_t *args) {
-  char *err = NULL;
-  const char *cmd = arg_string(args, "command", 1, &err);
-  double timeout = arg_number(args, "timeout", 0, &err);
-  double max_output = arg_number(args, "max_output", ROCKLET_DEFAULT_MAX_OUTPUT, &err);
-  if (!err && (timeout < 0 || max_output < 64))
-    err = strdup("'timeout' must be >= 0 and 'max_output' >= 64");
-  if (err) {
-    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
-    free(err);
-    return;
-  }
-  session_t *s = session_arg(req, args);
-  if (!s) return;
-  if (s->req) {
-    reply_error(req, ROCK_E_SESSION_BUSY,
-                "session '%s' is still running a command", s->name);
-    return;
-  }
-  s->req = req;
-  s->max_output = (size_t)max_output;
-  size_t len = strlen(cmd);
-  char *script = malloc(len + 2);
-  memcpy(script, cmd, len);
-  script[len] = '\n'; /* a last line without newline is still a line */
-  int rc = launch(s, script, len + 1, timeout);
-  free(script);
-  if (rc) {
-    s->req = NULL;
-    s->phase = IDLE;
-    reply_error(req, ROCK_E_IO, "talking to bash: %s", strerror(-rc));
-  }
-}
-
-void session_interrupt(rock_http_req_t *req, json_t *args) {
-  session_t *s = session_arg(req, args);
-  if (!s) return;
-  int running = s->req && s->phase == RUNNING;
-  if (running) {
-    interrupt_start(s, "interrupted");
-    arm(s);
-  }
-  reply_json(req, json_pack("{s:b}", "interrupted", running));
-}
-
-void session_close(rock_http_req_t *req, json_t *args) {
-  session_t *s = session_arg(req, args);
-  if (!s) return;
-  s->close_req = req;
+void rock_session_close(rock_session_t *s) {
+  if (s->ended) return;
+  s->killing = 1;
   pid_t pids[MAX_KILL];
-  int n = rock_procs_collect(s->pid, s->pid, s->pid, s->pid, pids, MAX_KILL);
+  int n = rock_procs_collect(s->bash.pid, s->bash.pid, s->bash.pid, s->bash.pid, pids, MAX_KILL);
   rock_procs_signal(pids, n, SIGKILL);
-  kill(s->pid, SIGKILL); /* on_bash_exit answers once it is reaped */
+  kill(-s->bash.pid, SIGKILL);
+  kill(s->bash.pid, SIGKILL); /* on_bash_exit ends the run and the session */
 }
 
-void sessions_close_all(void) {
-  while (sessions) {
-    session_t *s = sessions;
-    if (s->req) reply_error(s->req, ROCK_E_SESSION_ENDED, "rocklet is shutting down");
-    s->req = NULL;
-    if (s->close_req) reply_json(s->close_req, json_pack("{s:s}", "session_type", "bash"));
-    s->close_req = NULL;
-    kill(-s->pid, SIGKILL);
-    kill(s->pid, SIGKILL);
-    session_free(s);
-  }
-}
+int rock_session_busy(const rock_session_t *s) { return s->done != NULL; }
+int rock_session_ended(const rock_session_t *s) { return s->ended || s->lost_output; }
+uv_pid_t rock_session_pid(const rock_session_t *s) { return s->bash.pid; }

@@ -1,0 +1,37 @@
+/* child.c: the preamble of every child of the rocklet (see child.h).
+ * Only async-signal-safe calls plus setenv run here: the rocklet is single
+ * threaded, so setenv after fork is safe. */
+#include "child.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+void rock__child_preamble(void) {
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
+  setsid();
+}
+
+int rock__child_setup(const char *const *env, const char *cwd) {
+  for (size_t i = 0; env && env[i] && env[i + 1]; i += 2)
+    if (setenv(env[i], env[i + 1], 1)) return errno;
+  if (cwd && chdir(cwd) != 0) return errno;
+  return 0;
+}
+
+void rock__child_fail(int status_fd, int err) {
+  if (status_fd >= 0 && write(status_fd, &err, sizeof err) < 0) _exit(127);
+  _exit(err == ENOENT ? 127 : 126);
+}
+
+int rock__child_status(int status_fd) {
+  int e = 0;
+  ssize_t n;
+  do n = read(status_fd, &e, sizeof e);
+  while (n < 0 && errno == EINTR);
+  return n == (ssize_t)sizeof e ? e : 0;
+}

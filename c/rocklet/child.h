@@ -1,0 +1,21 @@
+/* child.h: what every process the rocklet starts does between fork and
+ * exec, written once for bash sessions (bash.c) and /execute (exec.c):
+ * signal mask and dispositions back to defaults, a session and process
+ * group of its own, the caller's environment, its cwd; and how it tells the
+ * parent why it could not start (an errno on a status pipe). */
+#ifndef ROCK_ROCKLET_CHILD_H
+#define ROCK_ROCKLET_CHILD_H
+
+/* In the child: empty signal mask, default dispositions, setsid(). */
+void rock__child_preamble(void);
+/* In the child: setenv each pair of env = {key, value, key, value, ...,
+ * NULL} (env may be NULL), then chdir(cwd) if cwd. Returns 0 or errno. */
+int rock__child_setup(const char *const *env, const char *cwd);
+/* In the child: write err to status_fd, then _exit as a shell would
+ * (127 for ENOENT, else 126). Never returns. */
+void rock__child_fail(int status_fd, int err) __attribute__((noreturn));
+/* In the parent, after closing its copy of the status pipe's write end:
+ * wait for exec (EOF: returns 0) or the child's errno. */
+int rock__child_status(int status_fd);
+
+#endif

@@ -1,0 +1,140 @@
+/* reply.c: answers and argument readers for every endpoint (see reply.h). */
+#include "reply.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void (*hook)(void);
+
+void reply_set_hook(void (*after_answer)(void)) { hook = after_answer; }
+
+static int http_status(rock_err e) {
+  switch (e) {
+  case ROCK_E_INVALID_ARGUMENT:
+  case ROCK_E_BAD_REQUEST:
+    return 400;
+  case ROCK_E_NOT_FOUND:
+  case ROCK_E_SESSION_NOT_FOUND:
+    return 404;
+  case ROCK_E_SESSION_EXISTS:
+  case ROCK_E_SESSION_BUSY:
+    return 409;
+  default:
+    return 500;
+  }
+}
+
+void reply_json(rock_http_req_t *req, json_t *obj) {
+  char *s = obj ? json_dumps(obj, JSON_COMPACT) : NULL;
+  json_decref(obj);
+  if (!s) {
+    reply_error(req, ROCK_E_NO_MEMORY, "could not encode the answer");
+    return;
+  }
+  rock_http_respond_take(req, 200, "application/json", s, strlen(s)); /* no copy */
+  if (hook) hook();
+}
+
+static void verror(rock_http_req_t *req, int status, rock_err e, const char *fmt,
+                   va_list ap) {
+  char msg[1024];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  json_t *o = json_pack("{s:s, s:s}", "code", rock_err_name(e), "message", msg);
+  char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+  json_decref(o);
+  const char *body = s ? s : "{\"code\":\"no_memory\",\"message\":\"\"}";
+  rock_http_respond(req, status, "application/json", body, strlen(body));
+  free(s);
+  if (hook) hook();
+}
+
+void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror(req, http_status(e), e, fmt, ap);
+  va_end(ap);
+}
+
+void reply_error_status(rock_http_req_t *req, int status, rock_err e,
+                        const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror(req, status, e, fmt, ap);
+  va_end(ap);
+}
+
+static void set_err(char **err, const char *fmt, const char *key, double a, double b) {
+  if (*err) return;
+  char buf[512];
+  snprintf(buf, sizeof buf, fmt, key, a, b);
+  *err = strdup(buf);
+}
+
+const char *arg_string(json_t *o, const char *key, int required, char **err) {
+  json_t *v = json_object_get(o, key);
+  if (!v || json_is_null(v)) {
+    if (required) set_err(err, "missing field '%s'", key, 0, 0);
+    return NULL;
+  }
+  if (!json_is_string(v)) {
+    set_err(err, "field '%s' must be a string", key, 0, 0);
+    return NULL;
+  }
+  return json_string_value(v);
+}
+
+double arg_number(json_t *o, const char *key, double dflt, char **err) {
+  json_t *v = json_object_get(o, key);
+  if (!v || json_is_null(v)) return dflt;
+  if (!json_is_number(v)) {
+    set_err(err, "field '%s' must be a number", key, 0, 0);
+    return dflt;
+  }
+  return json_number_value(v);
+}
+
+double arg_seconds(json_t *o, const char *key, double dflt, double max, char **err) {
+  double v = arg_number(o, key, dflt, err);
+  if (!(v >= 0 && v <= max)) { /* NaN fails too */
+    set_err(err, "field '%s' must be a number of seconds from 0 to %g", key, max, 0);
+    return dflt;
+  }
+  return v;
+}
+
+size_t arg_size(json_t *o, const char *key, size_t dflt, size_t min, size_t max,
+                char **err) {
+  double v = arg_number(o, key, (double)dflt, err);
+  if (!(v >= (double)min && v <= (double)max)) {
+    set_err(err, "field '%s' must be a byte count from %.0f to %.0f", key, (double)min,
+            (double)max);
+    return dflt;
+  }
+  return (size_t)v;
+}
+
+const char **arg_env(json_t *o, const char *key, char **err) {
+  json_t *env = json_object_get(o, key);
+  if (!env || json_is_null(env)) return NULL;
+  if (!json_is_object(env)) {
+    set_err(err, "field '%s' must be an object of strings", key, 0, 0);
+    return NULL;
+  }
+  const char **v = calloc(2 * json_object_size(env) + 1, sizeof *v);
+  if (!v) {
+    set_err(err, "no memory for field '%s'", key, 0, 0);
+    return NULL;
+  }
+  size_t n = 0;
+  const char *k;
+  json_t *x;
+  json_object_foreach(env, k, x) {
+    if (!json_is_string(x)) continue;
+    v[n++] = k;
+    v[n++] = json_string_value(x);
+  }
+  return v;
+}

@@ -1,0 +1,40 @@
+/* reply.h: how every endpoint family answers and reads its arguments.
+ * Answers are JSON objects or {code, message} errors whose code is the
+ * host's (core/err.h); argument readers check type and range and say what
+ * is wrong. routes.c routes requests here; the families (routes_*.c,
+ * files.c) use this file and their mechanism, never each other. */
+#ifndef ROCK_ROCKLET_REPLY_H
+#define ROCK_ROCKLET_REPLY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "../core/err.h"
+#include "../http/server.h"
+
+/* Answer with a JSON object (stolen) or with an error {code, message}. */
+void reply_json(rock_http_req_t *req, json_t *obj);
+void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same with an explicit HTTP status (405 for a wrong method). */
+void reply_error_status(rock_http_req_t *req, int status, rock_err e,
+                        const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Called after every answer (main.c renews the idle lease there). */
+void reply_set_hook(void (*after_answer)(void));
+
+/* Argument readers: set *err (malloc'd, if not already set) when a field
+ * is missing, has the wrong type or is out of range; return a default
+ * when it is absent and optional. */
+const char *arg_string(json_t *o, const char *key, int required, char **err);
+double arg_number(json_t *o, const char *key, double dflt, char **err);
+/* A duration in seconds: 0 <= v <= max. */
+double arg_seconds(json_t *o, const char *key, double dflt, double max, char **err);
+/* A byte count: min <= v <= max. */
+size_t arg_size(json_t *o, const char *key, size_t dflt, size_t min, size_t max,
+                char **err);
+/* An object of strings as {key, value, ..., NULL}, borrowed from o (valid
+ * while o is); non-string values are skipped. NULL when absent; on error
+ * *err is set. */
+const char **arg_env(json_t *o, const char *key, char **err);
+
+#endif

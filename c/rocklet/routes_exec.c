@@ -1,0 +1,77 @@
+/* routes_exec.c: /execute on the wire. command is a list (run as is, PATH
+ * searched) or a string (run by /bin/sh -c); the process itself is
+ * exec.c's. A client that goes away before the answer has the process
+ * tree killed. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec.h"
+#include "rocklet.h"
+#include "session.h"
+
+static void done(const rock_exec_result_t *r, void *data) {
+  rock_http_req_t *req = data;
+  json_t *o = json_object();
+  json_object_set_new(o, "stdout", json_stringn(r->out.data ? r->out.data : "", r->out.len));
+  json_object_set_new(o, "stderr", json_stringn(r->err.data ? r->err.data : "", r->err.len));
+  json_object_set_new(o, "exit_code", json_integer(r->exit_code));
+  json_object_set_new(o, "failure_reason", json_string(r->failure_reason));
+  reply_json(req, o);
+}
+
+static void aborted(rock_http_req_t *req) { rock_exec_kill(req->user, "cancelled"); }
+
+void exec_run(rock_http_req_t *req, json_t *args) {
+  char *err = NULL;
+  json_t *command = json_object_get(args, "command");
+  rock_exec_opts_t o = {0};
+  o.timeout = arg_seconds(args, "timeout", 0, ROCK_SESSION_MAX_TIMEOUT, &err);
+  o.max_output = arg_size(args, "max_output", ROCKLET_DEFAULT_MAX_OUTPUT,
+                          ROCK_SESSION_MIN_OUTPUT, ROCK_SESSION_MAX_OUTPUT, &err);
+  o.cwd = arg_string(args, "cwd", 0, &err);
+  const char **env = arg_env(args, "env", &err);
+  o.env = env;
+  if (!err && !json_is_string(command) &&
+      !(json_is_array(command) && json_array_size(command) > 0))
+    err = strdup("field 'command' must be a string or a non-empty list");
+  size_t argc = json_is_array(command) ? json_array_size(command) : 3;
+  char **argv = err ? NULL : calloc(argc + 1, sizeof *argv);
+  if (!err && !argv) {
+    free(env);
+    reply_error(req, ROCK_E_NO_MEMORY, "no memory for the command");
+    return;
+  }
+  if (!err && json_is_array(command)) {
+    for (size_t i = 0; i < argc; i++) {
+      json_t *a = json_array_get(command, i);
+      if (!json_is_string(a)) {
+        err = strdup("every item of 'command' must be a string");
+        break;
+      }
+      argv[i] = (char *)json_string_value(a);
+    }
+  } else if (!err) {
+    argv[0] = "/bin/sh";
+    argv[1] = "-c";
+    argv[2] = (char *)json_string_value(command);
+  }
+  if (err) {
+    free(argv);
+    free(env);
+    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
+    free(err);
+    return;
+  }
+  o.argv = argv;
+  char msg[512];
+  rock_exec_t *job;
+  rock_err rc = rock_exec_run(rocklet.loop, &o, done, req, &job, msg, sizeof msg);
+  free(argv);
+  free(env);
+  if (rc) {
+    reply_error(req, rc, "%s", msg);
+    return;
+  }
+  req->user = job;
+  req->on_abort = aborted;
+}

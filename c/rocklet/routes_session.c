@@ -1,0 +1,304 @@
+/* routes_session.c: /create_session, /run_in_session, /interrupt and
+ * /close_session on the wire, and the registry of named sessions. The
+ * sessions themselves are session.c's; answers go through reply.c. A
+ * client that goes away before its answer interrupts its command (or ends
+ * the session it was creating): the session is usable again. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../core/base64.h"
+#include "bash.h"
+#include "rocklet.h"
+#include "session.h"
+
+/* One named session. Freed in on_end, once bash is gone; or kept as a
+ * tombstone (s == NULL) when bash ended between commands (a
+ * PROMPT_COMMAND='exit 7'), until the next call on it hears so. */
+typedef struct entry {
+  struct entry *next;
+  char name[256];
+  rock_session_t *s;
+  int dead;                    /* closing or ended: no longer found */
+  int told;                    /* a caller was told the session ended */
+  int end_code;                /* a tombstone's exit status */
+  rock_http_req_t *create_req; /* waiting for the startup */
+  rock_http_req_t *run_req;    /* waiting for its command */
+  rock_http_req_t *close_req;  /* waiting for bash to go */
+} entry_t;
+
+static entry_t *entries;
+static unsigned long counter;
+
+static entry_t *find(const char *name) {
+  for (entry_t *e = entries; e; e = e->next)
+    if (!e->dead && !strcmp(e->name, name)) return e;
+  return NULL;
+}
+
+static json_t *result_json(const rock_session_result_t *r) {
+  json_t *o = json_object();
+  json_object_set_new(o, "output", json_stringn(r->output.data ? r->output.data : "",
+                                                r->output.len));
+  json_object_set_new(o, "exit_code", r->have_status ? json_integer(r->exit_code) : json_null());
+  json_object_set_new(o, "failure_reason", json_string(r->failure_reason ? r->failure_reason : ""));
+  json_object_set_new(o, "truncated", json_boolean(r->truncated));
+  json_object_set_new(o, "dropped_bytes", json_integer((json_int_t)r->dropped_bytes));
+  json_object_set_new(o, "output_bytes", json_integer((json_int_t)r->output_bytes));
+  json_object_set_new(o, "output_file", r->output_file ? json_string(r->output_file) : json_null());
+  json_object_set_new(o, "session_type", json_string("bash"));
+  return o;
+}
+
+static void drop(entry_t *e) {
+  entry_t **pp = &entries;
+  while (*pp && *pp != e) pp = &(*pp)->next;
+  if (*pp) *pp = e->next;
+  free(e);
+}
+
+static void on_end(rock_session_t *s, int code, void *data) {
+  entry_t *e = data;
+  (void)s;
+  e->s = NULL;
+  if (e->close_req) reply_json(e->close_req, json_pack("{s:s}", "session_type", "bash"));
+  if (e->dead || e->told || rocklet.shutting_down) {
+    drop(e);
+    return;
+  }
+  e->end_code = code; /* nobody heard of it yet: the next call will */
+}
+
+/* The next call on a tombstone: answered as a run whose shell had ended. */
+static void tell_ended(rock_http_req_t *req, entry_t *e) {
+  json_t *o = json_pack("{s:s, s:i, s:s, s:b, s:i, s:i, s:n, s:s}", "output", "", "exit_code",
+                        e->end_code, "failure_reason", "session_ended", "truncated", 0,
+                        "dropped_bytes", 0, "output_bytes", 0, "output_file", "session_type",
+                        "bash");
+  drop(e);
+  reply_json(req, o);
+}
+
+static void started(rock_session_t *s, const rock_session_result_t *r, void *data) {
+  entry_t *e = data;
+  (void)s;
+  rock_http_req_t *req = e->create_req;
+  e->create_req = NULL;
+  if (!r->err && !strcmp(r->failure_reason, "session_ended")) e->told = 1;
+  if (!r->err) {
+    if (req) reply_json(req, result_json(r));
+    return;
+  }
+  e->dead = 1; /* bash is on its way out; on_end frees e */
+  if (req) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
+}
+
+static void create_aborted(rock_http_req_t *req) {
+  entry_t *e = req->user;
+  if (e->create_req != req) return;
+  e->dead = 1; /* nobody will use it: end it */
+  rock_session_close(e->s);
+}
+
+void session_create(rock_http_req_t *req, json_t *args) {
+  char *err = NULL;
+  const char *name = arg_string(args, "session", 0, &err);
+  const char *cwd = arg_string(args, "cwd", 0, &err);
+  const char **env = arg_env(args, "env", &err);
+  json_t *sources = json_object_get(args, "startup_source");
+  double startup_timeout = arg_seconds(args, "startup_timeout", ROCKLET_DEFAULT_STARTUP_TIMEOUT,
+                                       ROCK_SESSION_MAX_TIMEOUT, &err);
+  if (!name) name = "default";
+  if (!err && startup_timeout <= 0) err = strdup("field 'startup_timeout' must be > 0");
+  if (!err && sources && !json_is_null(sources) && !json_is_array(sources))
+    err = strdup("field 'startup_source' must be a list of paths");
+  if (!err && (!*name || strlen(name) >= sizeof ((entry_t *)0)->name))
+    err = strdup("field 'session' must be a non-empty name under 256 bytes");
+  const char **src = NULL;
+  if (!err) {
+    src = calloc(json_array_size(sources) + 1, sizeof *src);
+    size_t i, n = 0;
+    json_t *v;
+    if (!src) {
+      free(env);
+      reply_error(req, ROCK_E_NO_MEMORY, "no memory for the startup files");
+      return;
+    }
+    json_array_foreach(sources, i, v) if (json_is_string(v)) src[n++] = json_string_value(v);
+  }
+  if (err) {
+    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
+    free(err);
+    free(env);
+    free(src);
+    return;
+  }
+  char bash[PATH_MAX];
+  entry_t *e = find(name);
+  if (e && !e->s) drop(e); /* a tombstone: the name is free */
+  e = NULL;
+  if (find(name)) {
+    reply_error(req, ROCK_E_SESSION_EXISTS, "session '%s' already exists", name);
+  } else if (!rock_bash_find(bash, sizeof bash)) {
+    reply_error(req, ROCK_E_NO_BASH,
+                "no bash in this sandbox (PATH=%s): sessions need bash; /execute still works",
+                getenv("PATH") ? getenv("PATH") : "");
+  } else if (!(e = calloc(1, sizeof *e))) {
+    reply_error(req, ROCK_E_NO_MEMORY, "no memory for a session");
+  } else {
+    snprintf(e->name, sizeof e->name, "%s", name);
+    char parent[PATH_MAX], dir[PATH_MAX + 32], msg[512];
+    snprintf(parent, sizeof parent, "%s/sessions", rocklet.dir);
+    mkdir(parent, 0700);
+    snprintf(dir, sizeof dir, "%s/s%lu", parent, ++counter);
+    rock_session_opts_t o = {.dir = dir, .bash = bash, .cwd = cwd, .env = env,
+                             .sources = src, .startup_timeout = startup_timeout,
+                             .on_end = on_end, .data = e};
+    e->create_req = req;
+    rock_err rc = rock_session_open(rocklet.loop, &e->s, &o, started, e, msg, sizeof msg);
+    if (rc) {
+      free(e);
+      reply_error(req, rc, "%s", msg);
+    } else {
+      e->next = entries;
+      entries = e;
+      if (e->create_req) { /* not answered yet */
+        req->user = e;
+        req->on_abort = create_aborted;
+      }
+    }
+  }
+  free(env);
+  free(src);
+}
+
+/* The live session a call names; a tombstone is told (run) or dropped. */
+static entry_t *session_arg(rock_http_req_t *req, json_t *args, int run) {
+  char *err = NULL;
+  const char *name = arg_string(args, "session", 0, &err);
+  if (err) {
+    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
+    free(err);
+    return NULL;
+  }
+  if (!name) name = "default";
+  entry_t *e = find(name);
+  if (e && !e->s && run) {
+    tell_ended(req, e);
+    return NULL;
+  }
+  if (e && !e->s) {
+    drop(e);
+    e = NULL;
+  }
+  if (!e || rock_session_ended(e->s)) {
+    reply_error(req, ROCK_E_SESSION_NOT_FOUND, "no session named '%s'", name);
+    return NULL;
+  }
+  return e;
+}
+
+static void ran(rock_session_t *s, const rock_session_result_t *r, void *data) {
+  entry_t *e = data;
+  (void)s;
+  rock_http_req_t *req = e->run_req;
+  e->run_req = NULL;
+  if (r->err || !strcmp(r->failure_reason, "session_ended")) e->told = 1;
+  if (!req) return; /* answered at shutdown */
+  if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
+  else reply_json(req, result_json(r));
+}
+
+/* The client went away: interrupt its command, as /interrupt does, so the
+ * session is free for the next call (the late answer goes to the orphan). */
+static void run_aborted(rock_http_req_t *req) {
+  entry_t *e = req->user;
+  if (e->run_req == req) rock_session_interrupt(e->s, "cancelled");
+}
+
+void session_run(rock_http_req_t *req, json_t *args) {
+  char *err = NULL;
+  json_t *cv = json_object_get(args, "command");
+  const char *enc = arg_string(args, "encoding", 0, &err);
+  double timeout = arg_seconds(args, "timeout", 0, ROCK_SESSION_MAX_TIMEOUT, &err);
+  size_t max_output = arg_size(args, "max_output", ROCKLET_DEFAULT_MAX_OUTPUT,
+                               ROCK_SESSION_MIN_OUTPUT, ROCK_SESSION_MAX_OUTPUT, &err);
+  if (!err && !json_is_string(cv)) arg_string(args, "command", 1, &err);
+  if (!err && enc && strcmp(enc, "base64") && strcmp(enc, "utf-8"))
+    err = strdup("field 'encoding' must be \"utf-8\" (the default) or \"base64\"");
+  rock_buf_t bin = {0};
+  if (!err && enc && !strcmp(enc, "base64")) {
+    int rc = rock_base64_decode(&bin, json_string_value(cv), json_string_length(cv));
+    if (rc == -1) {
+      reply_error(req, ROCK_E_NO_MEMORY, "no memory for the command");
+      rock_buf_free(&bin);
+      return;
+    }
+    if (rc) err = strdup("field 'command' is not base64");
+  }
+  if (err) {
+    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s", err);
+    free(err);
+    rock_buf_free(&bin);
+    return;
+  }
+  entry_t *e = session_arg(req, args, 1);
+  if (!e) {
+    rock_buf_free(&bin);
+    return;
+  }
+  if (rock_session_busy(e->s)) {
+    reply_error(req, ROCK_E_SESSION_BUSY, "session '%s' is still running a command", e->name);
+    rock_buf_free(&bin);
+    return;
+  }
+  const char *script = bin.data ? bin.data : json_string_value(cv);
+  size_t len = enc && !strcmp(enc, "base64") ? bin.len : json_string_length(cv);
+  e->run_req = req;
+  rock_err rc = rock_session_run(e->s, script, len, timeout, max_output, ran, e);
+  rock_buf_free(&bin);
+  if (rc) {
+    if (e->run_req == req) e->run_req = NULL;
+    if (rc == ROCK_E_SESSION_BUSY)
+      reply_error(req, rc, "session '%s' is still running a command", e->name);
+    else if (rc == ROCK_E_SESSION_ENDED)
+      reply_error(req, ROCK_E_SESSION_NOT_FOUND, "no session named '%s'", e->name);
+    else
+      reply_error(req, rc, "session '%s': %s", e->name, rock_err_message(rc));
+    return;
+  }
+  if (e->run_req == req) { /* not answered yet */
+    req->user = e;
+    req->on_abort = run_aborted;
+  }
+}
+
+void session_interrupt(rock_http_req_t *req, json_t *args) {
+  entry_t *e = session_arg(req, args, 0);
+  if (!e) return;
+  int running = rock_session_interrupt(e->s, "interrupted");
+  reply_json(req, json_pack("{s:b}", "interrupted", running));
+}
+
+void session_close(rock_http_req_t *req, json_t *args) {
+  entry_t *e = session_arg(req, args, 0);
+  if (!e) return;
+  e->dead = 1;
+  e->close_req = req;
+  rock_session_close(e->s); /* on_end answers once bash is reaped */
+}
+
+void sessions_close_all(void) {
+  for (entry_t *e = entries; e; e = e->next) {
+    if (!e->s) continue;
+    rock_http_req_t *r[3] = {e->create_req, e->run_req, e->close_req};
+    e->create_req = e->run_req = e->close_req = NULL;
+    if (r[0]) reply_error(r[0], ROCK_E_SESSION_ENDED, "rocklet is shutting down");
+    if (r[1]) reply_error(r[1], ROCK_E_SESSION_ENDED, "rocklet is shutting down");
+    if (r[2]) reply_json(r[2], json_pack("{s:s}", "session_type", "bash"));
+    e->dead = 1;
+    rock_session_close(e->s);
+  }
+}
