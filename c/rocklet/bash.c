@@ -45,7 +45,7 @@ static void close_all(int *fds, int n) {
  * the pipes at their fds, then exec bash. */
 static void child(const char *slave, int po_w, int cp_r, int st_w,
                   const char *path, const char *const *env, const char *cwd) {
-  rock__child_preamble();
+  rock__child_preamble(0);
   int sl = open(slave, O_RDWR);
   if (sl < 0) rock__child_fail(st_w, errno);
   ioctl(sl, TIOCSCTTY, 0);

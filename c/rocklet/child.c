@@ -6,14 +6,20 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
-void rock__child_preamble(void) {
+void rock__child_preamble(int die_with_parent) {
+  pid_t parent = getppid();
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
   for (int sig = 1; sig < NSIG; sig++) signal(sig, SIG_DFL);
   setsid();
+  if (die_with_parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(137); /* it died before the prctl */
+  }
 }
 
 int rock__child_setup(const char *const *env, const char *cwd) {

@@ -6,8 +6,10 @@
 #ifndef ROCK_ROCKLET_CHILD_H
 #define ROCK_ROCKLET_CHILD_H
 
-/* In the child: empty signal mask, default dispositions, setsid(). */
-void rock__child_preamble(void);
+/* In the child: empty signal mask, default dispositions, setsid(). With
+ * die_with_parent, SIGKILL when the rocklet dies, even by kill -9 (bash
+ * needs none: the PTY's hangup ends it and its jobs). */
+void rock__child_preamble(int die_with_parent);
 /* In the child: setenv each pair of env = {key, value, key, value, ...,
  * NULL} (env may be NULL), then chdir(cwd) if cwd. Returns 0 or errno. */
 int rock__child_setup(const char *const *env, const char *cwd);

@@ -149,7 +149,7 @@ rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
   }
   pid_t pid = fork();
   if (pid == 0) {
-    rock__child_preamble();
+    rock__child_preamble(1);
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
       rock__child_fail(ps[1], errno);
