@@ -21,9 +21,9 @@ local M = {}
 M.DEFAULT_STARTUP_TIMEOUT = 60
 --- seconds create_session waits for bash and the startup files,
 M.DEFAULT_SESSION_STARTUP_TIMEOUT = 60
---- and the largest max_output accepted (bytes returned per call; the
---- rocklet's floor is 64).
-M.MAX_OUTPUT_LIMIT = 1 << 30
+--- and the largest max_output accepted (bytes returned per call, 64 to
+--- 256 MiB: the rocklet's own bounds, docs/rocklet-api.md).
+M.MAX_OUTPUT_LIMIT = 1 << 28
 
 local backends = {
   ["local"] = "rock.backends.local",

@@ -209,9 +209,10 @@ function M.await(start)
   return table.unpack(r, 1, r.n)
 end
 
---- The longest wait rock accepts, in seconds (about 31 years): past it
---- a duration is taken for a mistake (math.huge, 1e300) and refused.
-M.MAX_SECONDS = 1e9
+--- The longest wait rock accepts, in seconds (about 3 years, the
+--- rocklet's bound too): past it a duration is taken for a mistake
+--- (math.huge, 1e300) and refused.
+M.MAX_SECONDS = 1e8
 
 --- Check a duration in seconds: a finite number, 0 <= v <= MAX_SECONDS.
 --- Raises invalid_argument naming what (e.g. "rock.sleep: seconds").
