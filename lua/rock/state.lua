@@ -151,7 +151,11 @@ function M.read_record(dir)
   if not f then return nil end
   local rec = cjson.decode(f:read("a") or "")
   f:close()
-  return type(rec) == "table" and rec or nil
+  if type(rec) ~= "table" then return nil end
+  for k, v in pairs(rec) do -- cjson reads 8305 as 8305.0: pids must be integers
+    if math.type(v) == "float" then rec[k] = math.tointeger(v) or v end
+  end
+  return rec
 end
 
 --- Every sandbox dir under the state dir: list of {id=, dir=, record=}
