@@ -7,16 +7,7 @@
 #include "core/base64.h"
 #include "core/buf.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) passed++;                                                        \
-    else {                                                                     \
-      failed++;                                                                \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static void test_buf(void) {
   rock_buf_t b = {0};
@@ -65,6 +56,5 @@ static void test_base64(void) {
 int main(void) {
   test_buf();
   test_base64();
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return check_report();
 }

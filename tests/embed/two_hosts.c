@@ -14,13 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    if (!(x)) {                                                               \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #x);            \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#include "check.h"
 
 /* Answer every request on every connection with "ok", until killed. */
 static void serve(const struct sockaddr_un *a, int up) {
@@ -55,7 +49,7 @@ static const char START[] =
 
 static void start(rock_host_t *h, const char *sock) {
   lua_State *L = rock_host_lua(h);
-  CHECK(luaL_loadstring(L, START) == LUA_OK);
+  REQUIRE(luaL_loadstring(L, START) == LUA_OK);
   lua_pushstring(L, sock);
   if (lua_pcall(L, 1, 0, 0)) {
     fprintf(stderr, "FAIL: %s\n", lua_tostring(L, -1));
@@ -65,24 +59,24 @@ static void start(rock_host_t *h, const char *sock) {
 
 int main(void) {
   char dir[] = "/tmp/rock-test-hosts.XXXXXX";
-  CHECK(mkdtemp(dir));
+  REQUIRE(mkdtemp(dir));
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   snprintf(a.sun_path, sizeof a.sun_path, "%s/s.sock", dir);
   int up[2];
-  CHECK(!pipe(up));
+  REQUIRE(!pipe(up));
   pid_t child = fork();
-  CHECK(child >= 0);
+  REQUIRE(child >= 0);
   if (child == 0) {
     close(up[0]);
     serve(&a, up[1]);
   }
   close(up[1]);
   char b;
-  CHECK(read(up[0], &b, 1) == 1);
+  REQUIRE(read(up[0], &b, 1) == 1);
 
   const char *err;
   rock_host_t *first = rock_host_new(&err), *second = rock_host_new(&err);
-  CHECK(first && second);
+  REQUIRE(first && second);
   start(first, a.sun_path);
   start(second, a.sun_path);
   rock_host_free(first); /* its request is dropped; the second's is not */
@@ -102,6 +96,5 @@ int main(void) {
   unlink(a.sun_path);
   rmdir(dir);
   printf("ok   two hosts: freeing one leaves the other's request to complete\n");
-  printf("1 passed, 0 failed\n");
-  return 0;
+  return check_report();
 }

@@ -22,13 +22,7 @@
 
 #include "http/client.h"
 
-#define CHECK(x)                                                              \
-  do {                                                                        \
-    if (!(x)) {                                                               \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #x);            \
-      exit(1);                                                                \
-    }                                                                         \
-  } while (0)
+#include "check.h"
 
 static const char ANSWER[] = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 
@@ -111,13 +105,13 @@ static void watchdog(uv_timer_t *t) {
 
 int main(void) {
   char dir[] = "/tmp/rock-test-client.XXXXXX";
-  CHECK(mkdtemp(dir));
+  REQUIRE(mkdtemp(dir));
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   snprintf(a.sun_path, sizeof a.sun_path, "%s/s.sock", dir);
   int up[2], go[2];
-  CHECK(!pipe(up) && !pipe(go));
+  REQUIRE(!pipe(up) && !pipe(go));
   pid_t child = fork();
-  CHECK(child >= 0);
+  REQUIRE(child >= 0);
   if (child == 0) {
     close(up[0]);
     close(go[1]);
@@ -126,68 +120,67 @@ int main(void) {
   close(up[1]);
   close(go[0]);
   char b;
-  CHECK(read(up[0], &b, 1) == 1 && b == 'L'); /* listening */
+  REQUIRE(read(up[0], &b, 1) == 1 && b == 'L'); /* listening */
 
   uv_loop_t loop;
-  CHECK(!uv_loop_init(&loop));
+  REQUIRE(!uv_loop_init(&loop));
   uv_timer_t dog;
   uv_timer_init(&loop, &dog);
   uv_timer_start(&dog, watchdog, 20000, 0);
   uv_unref((uv_handle_t *)&dog);
   rock_http_client_t *c;
-  CHECK(rock_http_client_init(&c, &loop) == ROCK_E_OK);
+  REQUIRE(rock_http_client_init(&c, &loop) == ROCK_E_OK);
 
   /* item 5: both answers arrive in one turn; the first cancels the second */
   rock_http_request_t req = {.url = "http://t/", .unix_socket = a.sun_path, .timeout = 20};
   for (long i = 0; i < 2; i++)
-    CHECK(rock_http_client_request(c, &req, on_done_cancel_other, (void *)i,
+    REQUIRE(rock_http_client_request(c, &req, on_done_cancel_other, (void *)i,
                                    &st.xfer[i]) == ROCK_E_OK);
   struct pollfd pfd = {.fd = up[0], .events = POLLIN};
   while (poll(&pfd, 1, 1) == 0) uv_run(&loop, UV_RUN_NOWAIT); /* until both sent */
-  CHECK(read(up[0], &b, 1) == 1 && b == 'A');
-  CHECK(write(go[1], "g", 1) == 1);
-  CHECK(read(up[0], &b, 1) == 1 && b == 'B'); /* both answers are written */
+  REQUIRE(read(up[0], &b, 1) == 1 && b == 'A');
+  REQUIRE(write(go[1], "g", 1) == 1);
+  REQUIRE(read(up[0], &b, 1) == 1 && b == 'B'); /* both answers are written */
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(st.calls[0] + st.calls[1] == 1);
-  CHECK(st.status[0] == 200 || st.status[1] == 200);
+  REQUIRE(st.calls[0] + st.calls[1] == 1);
+  REQUIRE(st.status[0] == 200 || st.status[1] == 200);
   printf("ok   same-turn completions, the first cancels the second\n");
 
   /* item 13: the peer check */
   memset(&st, 0, sizeof st);
   req.peer_pid = getpid(); /* not the server */
-  CHECK(rock_http_client_request(c, &req, on_done, (void *)0, NULL) == ROCK_E_OK);
+  REQUIRE(rock_http_client_request(c, &req, on_done, (void *)0, NULL) == ROCK_E_OK);
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION && st.peer_pid == child);
+  REQUIRE(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION && st.peer_pid == child);
   memset(&st, 0, sizeof st);
   req.peer_pid = child;
-  CHECK(rock_http_client_request(c, &req, on_done, (void *)0, NULL) == ROCK_E_OK);
+  REQUIRE(rock_http_client_request(c, &req, on_done, (void *)0, NULL) == ROCK_E_OK);
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(st.calls[0] == 1 && st.err == ROCK_E_OK && st.status[0] == 200);
+  REQUIRE(st.calls[0] == 1 && st.err == ROCK_E_OK && st.status[0] == 200);
   /* that checked connection is kept alive, but only for the same pid */
   memset(&st, 0, sizeof st);
   req.peer_pid = getpid();
-  CHECK(rock_http_client_request(c, &req, on_done, (void *)0, NULL) == ROCK_E_OK);
+  REQUIRE(rock_http_client_request(c, &req, on_done, (void *)0, NULL) == ROCK_E_OK);
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION && st.peer_pid == child);
+  REQUIRE(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION && st.peer_pid == child);
   printf("ok   peer_pid: another process's socket fails, the right one answers\n");
 
   /* a failed connect says why: nobody listens there */
   memset(&st, 0, sizeof st);
   rock_http_request_t gone = {.url = "http://t/", .unix_socket = "/nonexistent/rock.sock"};
-  CHECK(rock_http_client_request(c, &gone, on_done, (void *)0, NULL) == ROCK_E_OK);
+  REQUIRE(rock_http_client_request(c, &gone, on_done, (void *)0, NULL) == ROCK_E_OK);
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION);
+  REQUIRE(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION);
   printf("ok   no server: connection error\n");
 
   rock_http_client_close(c);
   uv_close((uv_handle_t *)&dog, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(uv_loop_close(&loop) == 0);
+  REQUIRE(uv_loop_close(&loop) == 0);
   kill(child, SIGTERM);
   int status;
-  CHECK(waitpid(child, &status, 0) == child);
+  REQUIRE(waitpid(child, &status, 0) == child);
   unlink(a.sun_path);
   rmdir(dir);
-  printf("3 passed, 0 failed\n");
-  return 0;
+  return check_report();
 }

@@ -19,16 +19,7 @@
 
 #include "http/server.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) passed++;                                                        \
-    else {                                                                     \
-      failed++;                                                                \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 /* ---- the server side (loop thread) ---- */
 
@@ -576,6 +567,5 @@ int main(void) {
   run_case("connection cap", o, NULL, case_conn_cap);
   run_case("500 connects", defaults(), pre_connect, case_many);
   unlink(file_path);
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed != 0;
+  return check_report();
 }

@@ -11,16 +11,7 @@
 #include "rocklet/capture.h"
 #include "rocklet/output.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) passed++;                                                        \
-    else {                                                                     \
-      failed++;                                                                \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static char *clean(const char *in, size_t n) {
   rock_buf_t b = {0};
@@ -202,6 +193,5 @@ int main(void) {
   test_clean();
   test_capture();
   test_marker();
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return check_report();
 }

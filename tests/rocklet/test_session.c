@@ -22,16 +22,7 @@
 #include "rocklet/procs.h"
 #include "rocklet/session.h"
 
-static int passed, failed;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) passed++;                                                        \
-    else {                                                                     \
-      failed++;                                                                \
-      fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
-    }                                                                          \
-  } while (0)
+#include "check.h"
 
 static uv_loop_t loop;
 static char base[PATH_MAX], bash_path[PATH_MAX];
@@ -650,6 +641,5 @@ int main(void) {
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(uv_loop_close(&loop) == 0);
   CHECK(rmdir(base) == 0); /* every session dir is gone */
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return check_report();
 }
