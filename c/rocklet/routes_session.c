@@ -26,7 +26,15 @@ typedef struct entry {
   int end_code;                /* a tombstone's exit status */
   rock_http_req_t *create_req; /* waiting for the startup */
   rock_http_req_t *run_req;    /* waiting for its command */
+  int run_cancelled;           /* run_req's client went away: interrupting */
   rock_http_req_t *close_req;  /* waiting for bash to go */
+  /* One run that came while a cancelled command was being interrupted:
+   * it starts when that one ends, instead of getting session_busy (a
+   * caller that gave up and goes on must find its session usable). */
+  rock_http_req_t *next_req;
+  rock_buf_t next_script;
+  double next_timeout;
+  size_t next_max_output;
 } entry_t;
 
 static entry_t *entries;
@@ -52,10 +60,19 @@ static json_t *result_json(const rock_session_result_t *r) {
   return o;
 }
 
+/* Answer the parked run, if any, with an error (its session is going). */
+static void next_fail(entry_t *e, rock_err code, const char *why) {
+  rock_http_req_t *req = e->next_req;
+  e->next_req = NULL;
+  rock_buf_free(&e->next_script);
+  if (req) reply_error(req, code, "session '%s' %s", e->name, why);
+}
+
 static void drop(entry_t *e) {
   entry_t **pp = &entries;
   while (*pp && *pp != e) pp = &(*pp)->next;
   if (*pp) *pp = e->next;
+  next_fail(e, ROCK_E_SESSION_NOT_FOUND, "ended");
   free(e);
 }
 
@@ -200,22 +217,51 @@ static entry_t *session_arg(rock_http_req_t *req, json_t *args, int run) {
   return e;
 }
 
+static void start_run(entry_t *e, rock_http_req_t *req, const char *script, size_t len,
+                      double timeout, size_t max_output);
+
 static void ran(rock_session_t *s, const rock_session_result_t *r, void *data) {
   entry_t *e = data;
   (void)s;
   rock_http_req_t *req = e->run_req;
   e->run_req = NULL;
-  if (r->err || !strcmp(r->failure_reason, "session_ended")) e->told = 1;
-  if (!req) return; /* answered at shutdown */
-  if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
-  else reply_json(req, result_json(r));
+  e->run_cancelled = 0;
+  int ended = r->err || !strcmp(r->failure_reason, "session_ended");
+  if (ended) e->told = 1;
+  if (req) { /* else answered at shutdown */
+    if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
+    else reply_json(req, result_json(r));
+  }
+  if (!e->next_req) return;
+  if (ended || rocklet.shutting_down) {
+    next_fail(e, ROCK_E_SESSION_NOT_FOUND, "ended");
+    return;
+  }
+  rock_http_req_t *next = e->next_req; /* the parked run goes now */
+  rock_buf_t script = e->next_script;
+  e->next_req = NULL;
+  e->next_script = (rock_buf_t){0};
+  start_run(e, next, script.data ? script.data : "", script.len, e->next_timeout,
+            e->next_max_output);
+  rock_buf_free(&script);
 }
 
 /* The client went away: interrupt its command, as /interrupt does, so the
  * session is free for the next call (the late answer goes to the orphan). */
 static void run_aborted(rock_http_req_t *req) {
   entry_t *e = req->user;
-  if (e->run_req == req) rock_session_interrupt(e->s, "cancelled");
+  if (e->run_req != req) return;
+  e->run_cancelled = 1;
+  rock_session_interrupt(e->s, "cancelled");
+}
+
+/* A parked run's client went away before it started. */
+static void next_aborted(rock_http_req_t *req) {
+  entry_t *e = req->user;
+  if (e->next_req != req) return;
+  e->next_req = NULL;
+  rock_buf_free(&e->next_script);
+  reply_error(req, ROCK_E_CANCELLED, "the client went away"); /* frees the orphan */
 }
 
 void session_run(rock_http_req_t *req, json_t *args) {
@@ -249,16 +295,36 @@ void session_run(rock_http_req_t *req, json_t *args) {
     rock_buf_free(&bin);
     return;
   }
+  const char *script = bin.data ? bin.data : json_string_value(cv);
+  size_t len = enc && !strcmp(enc, "base64") ? bin.len : json_string_length(cv);
+  if (rock_session_busy(e->s) && e->run_cancelled && !e->next_req) {
+    /* park it behind the command being cancelled */
+    if (rock_buf_append(&e->next_script, script, len)) {
+      rock_buf_free(&e->next_script);
+      reply_error(req, ROCK_E_NO_MEMORY, "no memory for the command");
+    } else {
+      e->next_req = req;
+      e->next_timeout = timeout;
+      e->next_max_output = max_output;
+      req->user = e;
+      req->on_abort = next_aborted;
+    }
+    rock_buf_free(&bin);
+    return;
+  }
   if (rock_session_busy(e->s)) {
     reply_error(req, ROCK_E_SESSION_BUSY, "session '%s' is still running a command", e->name);
     rock_buf_free(&bin);
     return;
   }
-  const char *script = bin.data ? bin.data : json_string_value(cv);
-  size_t len = enc && !strcmp(enc, "base64") ? bin.len : json_string_length(cv);
+  start_run(e, req, script, len, timeout, max_output);
+  rock_buf_free(&bin);
+}
+
+static void start_run(entry_t *e, rock_http_req_t *req, const char *script, size_t len,
+                      double timeout, size_t max_output) {
   e->run_req = req;
   rock_err rc = rock_session_run(e->s, script, len, timeout, max_output, ran, e);
-  rock_buf_free(&bin);
   if (rc) {
     if (e->run_req == req) e->run_req = NULL;
     if (rc == ROCK_E_SESSION_BUSY)
@@ -298,6 +364,7 @@ void sessions_close_all(void) {
     if (r[0]) reply_error(r[0], ROCK_E_SESSION_ENDED, "rocklet is shutting down");
     if (r[1]) reply_error(r[1], ROCK_E_SESSION_ENDED, "rocklet is shutting down");
     if (r[2]) reply_json(r[2], json_pack("{s:s}", "session_type", "bash"));
+    next_fail(e, ROCK_E_SESSION_ENDED, "ended: rocklet is shutting down");
     e->dead = 1;
     rock_session_close(e->s);
   }

@@ -160,13 +160,17 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
   r.truncated = dropped > 0;
   r.dropped_bytes = dropped;
   r.output_bytes = s->cap.total;
-  r.output_file = dropped && rock_capture_spilled(&s->cap) ? s->cap.spill_path : NULL;
+  if (dropped && rock_capture_spilled(&s->cap)) {
+    snprintf(r.output_path, sizeof r.output_path, "%s", s->cap.spill_path);
+    r.output_file = r.output_path;
+  }
   int failed_start = s->starting && r.err;
   s->starting = 0;
-  done(s, &r, s->done_data);
-  rock_buf_free(&r.output);
+  /* the capture is done with before done runs: it may start the next run */
   rock_capture_free(&s->cap);
   s->capturing = 0;
+  done(s, &r, s->done_data);
+  rock_buf_free(&r.output);
   if (failed_start) rock_session_close(s); /* no session: on_end follows */
 }
 

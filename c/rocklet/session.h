@@ -9,6 +9,7 @@
 #ifndef ROCK_ROCKLET_SESSION_H
 #define ROCK_ROCKLET_SESSION_H
 
+#include <limits.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -23,7 +24,8 @@
 typedef struct rock_session rock_session_t;
 
 /* The result of one run (or of the startup). Owned by the session: valid
- * during done_cb only. */
+ * during done_cb only. done_cb may start the next run (the result stays
+ * valid while it does, output_file included). */
 typedef struct {
   rock_err err;       /* 0: the command ran (or ended the shell); else why
                        * it did not complete: TIMEOUT / SPAWN_FAILED at
@@ -36,6 +38,7 @@ typedef struct {
   int truncated;
   uint64_t dropped_bytes, output_bytes;
   const char *output_file;    /* the whole output, when spilled; else NULL */
+  char output_path[PATH_MAX]; /* output_file's storage */
 } rock_session_result_t;
 
 typedef void (*rock_session_done_fn)(rock_session_t *s,

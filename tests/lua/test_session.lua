@@ -231,6 +231,31 @@ T.test("close_session ends its background jobs", function()
   T.raises("session_not_found", sb.close_session, sb, { session = "bg" })
 end)
 
+T.test("issue 7 (16): a command the host gave up on leaves the session usable at once", function()
+  run("cd /tmp; export KEPT=yes")
+  -- the host's deadline falls while the command runs: the call is cancelled,
+  -- its connection closed, and the rocklet interrupts the command
+  T.raises("timeout", rock.timeout, 0.3, run, "sleep 100")
+  -- the next call is not session_busy: it waits for the interrupt, then runs
+  local o = run("echo $KEPT $PWD")
+  T.eq(o.output, "yes /tmp\n")
+  T.eq(o.exit_code, 0)
+  -- the same when the waiting task itself is cancelled by a timeout around it
+  local t = rock.spawn(function() return rock.timeout(0.2, run, "sleep 100") end)
+  T.raises("timeout", rock.wait, t)
+  local a = rock.spawn(run, "echo first")
+  local b = rock.spawn(run, "echo second")
+  local values, errs = rock.wait({ a, b })
+  -- one call waits behind the cancelled command; a second still finds it busy
+  local ok = (values[1] and values[1].output == "first\n" and 1 or 0) +
+    (values[2] and values[2].output == "second\n" and 1 or 0)
+  T.ok(ok >= 1, "a call ran after the cancelled command")
+  for i = 1, 2 do
+    if errs[i] then T.eq(errs[i].code, "session_busy") end
+  end
+  T.eq(run("echo free").output, "free\n")
+end)
+
 T.test("bad arguments raise invalid_argument", function()
   T.raises("invalid_argument", sb.run_in_session, sb, { session = "s" })
   T.raises("invalid_argument", sb.run_in_session, sb, { session = "s", command = 5 })
