@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "replace.h"
-#include "rocklet.h"
+#include "reply.h"
 #include "upload.h"
 
 static int hexval(int c) {
