@@ -1,0 +1,68 @@
+-- test_hostile_host.lua: issue 7, hostile round on the host (Lua policy,
+-- gc, the local backend): records and state dirs that a sandbox or a
+-- crash can leave in any shape must neither block, flood nor fool gc,
+-- which every host start waits for. Read with test_gc_records.lua.
+local rock = require "rock"
+local state = require "rock.state"
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+local uv = rock.uv
+
+--- A dir under sandboxes/ marked as owned by a dead owner, its mtime an
+--- hour ago; plant(path) makes its sandbox.json.
+local function dead_dir(id, plant)
+  local me = state.me()
+  local dead = state.owner_label{ host = me.host, pid = me.pid, start = me.start + 1 }
+  local dir = state.sandboxes_dir() .. "/" .. id
+  state.mkdir_p(dir)
+  assert(io.open(dir .. "/owner=" .. dead, "w")):close()
+  plant(dir .. "/sandbox.json")
+  local old = os.time() - 3600
+  uv.fs_utime(dir, old, old)
+  return dir
+end
+
+--- `rock gc` in a child, bounded: returns its output and whether it
+--- exited 0 in time.
+local function gc_child()
+  return T.sh("timeout -k 2 20 " .. T.rock_exe() .. " gc")
+end
+
+T.test("issue7-hostile: gc is not blocked by a FIFO planted as a sandbox record", function()
+  local dir = dead_dir("rk-fifo", function(p) T.sh("mkfifo " .. p) end)
+  local out, ok = gc_child()
+  T.ok(ok, "gc finished in time: " .. out)
+  T.ok(not uv.fs_stat(dir), "the dead owner's dir is removed")
+end)
+
+T.test("issue7-hostile: gc reads no endless record (a symlink to /dev/zero)", function()
+  local dir = dead_dir("rk-zero", function(p) assert(uv.fs_symlink("/dev/zero", p)) end)
+  local out, ok = gc_child()
+  T.ok(ok, "gc finished in time: " .. out)
+  T.ok(not uv.fs_stat(dir), "the dead owner's dir is removed")
+end)
+
+T.test("issue7-hostile: a symlinked record is not followed", function()
+  local me = state.owner_label(state.me())
+  local src = os.getenv("ROCK_HOME") .. "/elsewhere.json"
+  local f = assert(io.open(src, "w"))
+  f:write('{"id":"x","backend":"local","owner":"' .. me .. '"}')
+  f:close()
+  local dir = state.sandboxes_dir() .. "/rk-link"
+  state.mkdir_p(dir)
+  assert(uv.fs_symlink(src, dir .. "/sandbox.json"))
+  T.eq(state.read_record(dir), nil, "record through a symlink")
+  rock.core.rmtree(dir)
+  os.remove(src)
+end)
+
+T.test("issue7-hostile: a record over the size cap is not read", function()
+  local dir = dead_dir("rk-big", function(p)
+    local f = assert(io.open(p, "w"))
+    f:write('{"id":"' .. string.rep("a", state.MAX_RECORD) .. '"}')
+    f:close()
+  end)
+  T.eq(state.read_record(dir), nil, "oversized record")
+  rock.core.rmtree(dir)
+end)
+
+T.done()
