@@ -259,6 +259,9 @@ function M.wait(what)
     return table.unpack(what.result, 1, what.result.n)
   end
   assert(type(what) == "table", "rock.wait: expects a task or a list of tasks")
+  for i, t in ipairs(what) do
+    if getmetatable(t) ~= Task then error(string.format("rock.wait: item %d is not a task", i), 2) end
+  end
   for _, t in ipairs(what) do t.quiet = true end
   local values, errs = {}, {}
   for i, t in ipairs(what) do

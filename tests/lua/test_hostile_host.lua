@@ -65,4 +65,30 @@ T.test("issue7-hostile: a record over the size cap is not read", function()
   rock.core.rmtree(dir)
 end)
 
+T.test("issue7-hostile: start_retry_times out of range is refused, never a silent nil", function()
+  for _, v in ipairs { -1, 0 / 0, -math.huge, math.huge, math.maxinteger, math.mininteger, 0.5, 101 } do
+    local ok, err = pcall(rock.sandbox.start, { backend = "local", start_retry_times = v })
+    if ok and err then err:stop() end
+    T.ok(not ok and rock.errors.is(err, "invalid_argument"),
+      "start_retry_times=" .. tostring(v) .. ": " .. tostring(err))
+  end
+  T.eq(#state.list(), 0, "sandbox dirs")
+end)
+
+T.test("issue7-hostile: rock.wait on a list holding a non-task names the item", function()
+  local t = rock.spawn(function() return 1 end)
+  for _, bad in ipairs { { "x" }, { 1 }, { {} }, { t, true } } do
+    local ok, err = pcall(rock.wait, bad)
+    T.ok(not ok, "raised")
+    T.match(tostring(err), "is not a task")
+  end
+  rock.wait(t)
+end)
+
+T.test("issue7-hostile: rock.flags.parse refuses an argv item that is not a string", function()
+  for _, bad in ipairs { { 1 }, { {} }, { "--x=1", true } } do
+    T.raises("invalid_argument", rock.flags.parse, bad, { x = { default = "" } })
+  end
+end)
+
 T.done()
