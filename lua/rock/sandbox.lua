@@ -368,12 +368,15 @@ function Sandbox:get_status()
 end
 
 --- Stop the sandbox: every process in it ends, then its files go. Safe
---- to call twice.
+--- to call twice. It runs to its end even under a rock.timeout whose
+--- deadline falls meanwhile (task.shield): a stop cut half-way would
+--- leave a container that nothing stops any more. Its own steps are
+--- bounded (the local backend: 5 s for /close, 5 s for the exit).
 function Sandbox:stop()
   if self._released then return end
   self._released = true
   live[self] = nil
-  self._impl.stop(self)
+  task.shield(self._impl.stop, self)
   if self.state ~= "stopped" then
     self.stop_time = now()
     self:_transition("stopped", "stop")

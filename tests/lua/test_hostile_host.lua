@@ -91,4 +91,43 @@ T.test("issue7-hostile: rock.flags.parse refuses an argv item that is not a stri
   end
 end)
 
+T.test("issue7-hostile: a start cut by rock.timeout at any point leaves nothing", function()
+  for i = 0, 24 do
+    local s
+    local ok, err = pcall(rock.timeout, i * 0.002, function()
+      s = rock.sandbox.start{ backend = "local" }
+    end)
+    if s then s:stop() end
+    T.ok(ok or rock.errors.is(err, "timeout"), "timeout or success: " .. tostring(err))
+    T.eq(#state.list(), 0, string.format("sandbox dirs left after a start cut at %d ms", i * 2))
+  end
+end)
+
+T.test("issue7-hostile: a stop cut by rock.timeout still ends the sandbox", function()
+  for i = 0, 4 do
+    local sb = rock.sandbox.start{ backend = "local" }
+    local pid = sb.pid
+    pcall(rock.timeout, i * 0.001, function() sb:stop() end)
+    T.ok(not uv.fs_stat(sb.dir), "dir removed")
+    T.ok(rock.core.proc_start_time(pid) ~= sb.pid_start, "rocklet gone")
+  end
+end)
+
+T.test("issue7-hostile: task.shield finishes its waits past the deadline, which wins after", function()
+  local steps = {}
+  local ok, err = pcall(rock.timeout, 0.01, function()
+    rock.task.shield(function()
+      rock.sleep(0.05) -- past the deadline
+      steps[#steps + 1] = "slept"
+      local iok, ierr = pcall(rock.timeout, 0.01, rock.sleep, 1) -- inner deadlines still work
+      steps[#steps + 1] = (not iok and rock.errors.is(ierr, "timeout")) and "inner" or "?"
+    end)
+    steps[#steps + 1] = "after"
+    rock.sleep(0)
+    steps[#steps + 1] = "not reached"
+  end)
+  T.ok(not ok and rock.errors.is(err, "timeout"), "the deadline won: " .. tostring(err))
+  T.eq(table.concat(steps, ","), "slept,inner,after")
+end)
+
 T.done()
