@@ -1,7 +1,9 @@
 -- test_hostile_host.lua: issue 7, hostile round on the host (Lua policy,
 -- gc, the local backend): records and state dirs that a sandbox or a
 -- crash can leave in any shape must neither block, flood nor fool gc,
--- which every host start waits for. Read with test_gc_records.lua.
+-- which every host start waits for; deadlines and signals must not cut
+-- cleanup short. Needs docker (the engines fixture). Read with
+-- test_gc_records.lua.
 local rock = require "rock"
 local state = require "rock.state"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
@@ -128,6 +130,45 @@ T.test("issue7-hostile: task.shield finishes its waits past the deadline, which 
   end)
   T.ok(not ok and rock.errors.is(err, "timeout"), "the deadline won: " .. tostring(err))
   T.eq(table.concat(steps, ","), "slept,inner,after")
+end)
+
+T.test("issue7-hostile: SIGTERM while a container's create is in flight leaves no container", function()
+  local e = rock.engine.connect("docker")
+  if not (uv.fs_stat(e.socket) and e:ping(2)) then error("docker is not answering", 0) end
+  local home = os.getenv("ROCK_HOME") .. "/sigcreate"
+  state.mkdir_p(home)
+  local recipe = home .. "/recipe.lua"
+  local f = assert(io.open(recipe, "w"))
+  f:write([[
+local rock = require "rock"
+local Engine = getmetatable(rock.engine.connect("docker"))
+local create = Engine.container_create
+Engine.container_create = function(self, name, config)
+  rock.uv.kill(rock.core.getpid(), "sigterm") -- lands while the create is in flight
+  return create(self, name, config)
+end
+rock.sandbox.start{ backend = "docker", image = "rock-test/debian:12", sandbox_id = "rk-sigcreate" }
+rock.sleep(30)
+]])
+  f:close()
+  local out = T.sh("ROCK_HOME=" .. home .. " ROCK_NO_GC=1 timeout -k 2 60 " .. T.rock_exe() .. " " .. recipe)
+  T.match(out, "SIGTERM")
+  -- the engine may land the create after the host is gone: look for the
+  -- container by its name for a while before counting what is left
+  for _ = 1, 40 do
+    if pcall(e.container_inspect, e, "rock-rk-sigcreate") then break end
+    rock.sleep(0.05)
+  end
+  local left = {}
+  for _, c in ipairs(e:container_list("rock.sandbox")) do
+    local dir = (c.Labels or {})["rock.dir"] or ""
+    if dir:sub(1, #home + 1) == home .. "/" then
+      left[#left + 1] = c.Id
+      e:container_remove(c.Id, true)
+    end
+  end
+  T.eq(#left, 0, "containers left by the host")
+  rock.core.rmtree(home)
 end)
 
 T.done()

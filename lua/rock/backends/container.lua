@@ -28,6 +28,7 @@ local IN_ROCKLET = "/.rock/rocklet"
 local IN_SOCKET = "/.rock/rocklet.sock"
 local IN_STATE = "/.rock/state"
 M.DEFAULT_LEASE = 1800 -- seconds idle before a container ends itself
+M.CREATE_WAIT = 30 -- seconds a stop waits for a create in flight to land
 
 --- The host's path to the socket of the rocklet whose pid (host's view)
 --- is pid.
@@ -132,7 +133,11 @@ function M.start(sb, opts, phase)
       created = sb.create_time, auto_clear_seconds = opts.auto_clear_seconds or M.DEFAULT_LEASE,
     }
     sb.container_name = "rock-" .. sb.id -- stop removes it by name if the create was cut
-    sb.container = e:container_create(sb.container_name, config)
+    sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
+    local created, c = pcall(e.container_create, e, sb.container_name, config)
+    sb.creating = false
+    if not created then error(c, 0) end
+    sb.container = c
     rec.container = sb.container
     state.write_record(sb.dir, rec)
     phase("container_create", "success", "container " .. sb.container:sub(1, 12))
@@ -189,6 +194,12 @@ end
 --- killed and the kernel ends every process of the container with it),
 --- then the socket dir goes. Safe to call twice.
 function M.stop(sb)
+  -- the exit sweep (SIGINT/SIGTERM) may stop a sandbox whose create is in
+  -- flight in its start task: the engine makes the container all the
+  -- same, after a removal by name found none. Let the create land first
+  -- (its own request is bounded by the engine client's timeout).
+  local deadline = uv.now() + M.CREATE_WAIT * 1000
+  while sb.creating and uv.now() < deadline do task.sleep(0.02) end
   local which = sb.container or sb.container_name
   if which then
     -- a create cut by a deadline (rock.timeout) may have made the
