@@ -171,4 +171,39 @@ rock.sleep(30)
   rock.core.rmtree(home)
 end)
 
+T.test("issue7-hostile: gc kills no process a record names unless it is that dir's rocklet", function()
+  local proc, pid = uv.spawn("sleep", { args = { "600" } }, function() end)
+  assert(proc, pid)
+  local start = rock.core.proc_start_time(pid)
+  local me = state.me()
+  local dead = state.owner_label{ host = me.host, pid = me.pid, start = me.start + 1 }
+  local dir = dead_dir("rk-names-other", function(p)
+    local f = assert(io.open(p, "w"))
+    f:write(rock.json.encode{ id = "rk-names-other", backend = "local", pid = pid, pid_start = start,
+      owner = dead })
+    f:close()
+  end)
+  rock.gc.run()
+  T.ok(not uv.fs_stat(dir), "the dead owner's dir is removed")
+  T.eq(rock.core.proc_start_time(pid), start, "the process the record names is alive")
+  uv.kill(pid, "sigkill")
+  proc:close()
+end)
+
+T.test("issue7-hostile: gc ends the rocklet of a local sandbox whose owner is dead", function()
+  local sb = rock.sandbox.start{ backend = "local" }
+  local me = state.me()
+  local rec = state.read_record(sb.dir)
+  rec.owner = state.owner_label{ host = me.host, pid = me.pid, start = me.start + 1 }
+  state.write_record(sb.dir, rec)
+  local h = uv.fs_scandir(sb.dir) -- the owner mark goes: the record alone names the dead owner
+  for name in function() return uv.fs_scandir_next(h) end do
+    if name:sub(1, 6) == "owner=" then os.remove(sb.dir .. "/" .. name) end
+  end
+  rock.gc.run()
+  T.ok(not uv.fs_stat(sb.dir), "dir removed")
+  T.ok(rock.core.proc_start_time(sb.pid) ~= sb.pid_start, "rocklet ended")
+  sb:stop()
+end)
+
 T.done()
