@@ -77,6 +77,7 @@ function M.parse(argv, spec, usage)
   local i, n = 1, #argv
   while i <= n do
     local a = argv[i]
+    if type(a) ~= "string" then fail(string.format("argv[%d] must be a string, got %s", i, type(a))) end
     if a == "--" then
       table.move(argv, i + 1, n, #args + 1, args)
       break

@@ -29,13 +29,29 @@ local function engines()
   return out
 end
 
---- End a local sandbox's rocklet (only ours: same pid, same start time).
---- SIGTERM first: the rocklet then kills every process it started, which
---- a SIGKILL would orphan; SIGKILL if it has not gone in 3 s.
-local function kill_local(rec)
+--- Is pid the rocklet serving dir's socket? Its command line says so
+--- ("serve --socket <dir>/rocklet.sock ..."). A record is data anyone who
+--- can write the dir may have written (the local backend's commands run
+--- on the host's files): a pid read from it proves nothing by itself, and
+--- a pid of 0, 1 or -1 would have made the group kill below kill(-1).
+local function is_rocklet_of(pid, dir)
+  if math.type(pid) ~= "integer" or pid <= 1 then return false end
+  local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+  if not f then return false end
+  local cmd = f:read(65536) or ""
+  f:close()
+  return cmd:find("\0--socket\0" .. dir .. "/rocklet.sock\0", 1, true) ~= nil
+end
+
+--- End a local sandbox's rocklet (only ours: same pid, same start time,
+--- and its command line serves dir's socket). SIGTERM first: the rocklet
+--- then kills every process it started, which a SIGKILL would orphan;
+--- SIGKILL to its process group if it has not gone in 3 s.
+local function kill_local(rec, dir)
   local function alive()
     return rec.pid and rec.pid_start and core.proc_start_time(rec.pid) == rec.pid_start
   end
+  if not is_rocklet_of(rec.pid, dir) then return end
   if not alive() then return end
   uv.kill(rec.pid, "sigterm")
   for _ = 1, 60 do
@@ -101,7 +117,7 @@ function M.run()
       end
     end
     if why then
-      if rec and rec.backend == "local" then kill_local(rec) end
+      if rec and rec.backend == "local" then kill_local(rec, s.dir) end
       local ok, err = pcall(state.remove_dir, s.dir)
       if ok then removed(s.id, rec and rec.backend or "?", why)
       else report.errors[#report.errors + 1] = tostring(err) end

@@ -24,6 +24,8 @@ M.DEFAULT_SESSION_STARTUP_TIMEOUT = 60
 --- and the largest max_output accepted (bytes returned per call, 64 to
 --- 256 MiB: the rocklet's own bounds, docs/rocklet-api.md).
 M.MAX_OUTPUT_LIMIT = 1 << 28
+--- The most retries start_retry_times may ask for.
+M.MAX_START_RETRIES = 100
 
 local backends = {
   ["local"] = "rock.backends.local",
@@ -153,7 +155,8 @@ end
 ---  "none"), engine_args= (extra HostConfig fields), auto_clear_seconds=
 ---  (idle lease), startup_timeout= (seconds to wait for the rocklet,
 ---  default M.DEFAULT_STARTUP_TIMEOUT = 60), sandbox_id= (default a fresh
----  "rk-..."; ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$), start_retry_times= (0)}
+---  "rk-..."; ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$), start_retry_times= (0,
+---  a whole number up to M.MAX_START_RETRIES = 100)}
 ---@return rock.Sandbox
 function M.start(opts)
   opts = check_table(opts, "sandbox.start")
@@ -177,6 +180,12 @@ function M.start(opts)
   opt(opts.engine_args, "table", "sandbox.start", "engine_args")
   opt(opts.pids_limit, "number", "sandbox.start", "pids_limit")
   local retries = opt(opts.start_retry_times, "number", "sandbox.start", "start_retry_times") or 0
+  retries = math.tointeger(retries) -- a float loop bound (NaN, -1, 2^63) ran no attempt: nil, no error
+  if not retries or retries < 0 or retries > M.MAX_START_RETRIES then
+    errors.raise("invalid_argument", string.format(
+      "sandbox.start: 'start_retry_times' must be a whole number from 0 to %d, got %s",
+      M.MAX_START_RETRIES, tostring(opts.start_retry_times)))
+  end
   local given = opts
   opts = {} -- the backends' copy, with the defaults filled in
   for k, v in pairs(given) do opts[k] = v end
@@ -359,12 +368,15 @@ function Sandbox:get_status()
 end
 
 --- Stop the sandbox: every process in it ends, then its files go. Safe
---- to call twice.
+--- to call twice. It runs to its end even under a rock.timeout whose
+--- deadline falls meanwhile (task.shield): a stop cut half-way would
+--- leave a container that nothing stops any more. Its own steps are
+--- bounded (the local backend: 5 s for /close, 5 s for the exit).
 function Sandbox:stop()
   if self._released then return end
   self._released = true
   live[self] = nil
-  self._impl.stop(self)
+  task.shield(self._impl.stop, self)
   if self.state ~= "stopped" then
     self.stop_time = now()
     self:_transition("stopped", "stop")

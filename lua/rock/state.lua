@@ -145,12 +145,28 @@ function M.write_record(dir, rec)
   end
 end
 
---- The record of dir, or nil when it is missing or unreadable.
+--- The largest record read (records are a few hundred bytes).
+M.MAX_RECORD = 64 * 1024
+local O_NONBLOCK = 2048 -- 04000 on Linux: a FIFO opens without waiting for a writer
+
+--- The record of dir, or nil when it is missing or unreadable. Only a
+--- regular file, not a symlink, of at most MAX_RECORD bytes is read: a
+--- FIFO or a device planted there (the local backend's dir is the
+--- sandbox's to write) must not block or flood gc, which every host
+--- start waits for (issue 7, hostile round).
 function M.read_record(dir)
-  local f = io.open(dir .. "/sandbox.json")
-  if not f then return nil end
-  local rec = cjson.decode(f:read("a") or "")
-  f:close()
+  local path = dir .. "/sandbox.json"
+  local lst = uv.fs_lstat(path)
+  if not lst or lst.type ~= "file" or lst.size > M.MAX_RECORD then return nil end
+  local fd = uv.fs_open(path, O_NONBLOCK, 0)
+  if not fd then return nil end
+  local st = uv.fs_fstat(fd)
+  local data
+  if st and st.type == "file" and st.ino == lst.ino and st.dev == lst.dev then
+    data = uv.fs_read(fd, M.MAX_RECORD, 0) -- swapped since the lstat: not read
+  end
+  uv.fs_close(fd)
+  local rec = data and cjson.decode(data)
   if type(rec) ~= "table" then return nil end
   for k, v in pairs(rec) do -- cjson reads 8305 as 8305.0: pids must be integers
     if math.type(v) == "float" then rec[k] = math.tointeger(v) or v end

@@ -259,6 +259,9 @@ function M.wait(what)
     return table.unpack(what.result, 1, what.result.n)
   end
   assert(type(what) == "table", "rock.wait: expects a task or a list of tasks")
+  for i, t in ipairs(what) do
+    if getmetatable(t) ~= Task then error(string.format("rock.wait: item %d is not a task", i), 2) end
+  end
   for _, t in ipairs(what) do t.quiet = true end
   local values, errs = {}, {}
   for i, t in ipairs(what) do
@@ -282,7 +285,7 @@ function M.timeout(s, fn, ...)
     errors.raise("invalid_argument", "rock.timeout: fn must be a function")
   end
   local scope = { err = errors.new("timeout", string.format("timed out after %gs", s)),
-                  deadline = uv.hrtime() + s * 1e9 }
+                  deadline = uv.hrtime() + s * 1e9, shield = t.shielded or 0 }
   t.deadlines = t.deadlines or {}
   local depth = #t.deadlines + 1
   t.deadlines[depth] = scope
@@ -290,12 +293,33 @@ function M.timeout(s, fn, ...)
   uv.update_time() -- after Lua that ran long, the cached time is behind
   timer:start(math.floor(s * 1000 + 0.5), 0, function()
     scope.expired = true
-    if t.cancel then t.cancel(scope.err) end
+    -- inside a shield (M.shield) made after this scope, only mark it
+    if t.cancel and (t.shielded or 0) == scope.shield then t.cancel(scope.err) end
   end)
   local r = table.pack(pcall(fn, ...))
   timer:close()
   -- drop this scope (and any inner one an error skipped over)
   for i = #t.deadlines, depth, -1 do t.deadlines[i] = nil end
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
+--- Run fn(...) in the running task shielded from the deadlines of the
+--- rock.timeout scopes around it: cleanup (a failed start removing what
+--- it made, sb:stop) must finish even when the deadline that interrupted
+--- the task has fallen, or a container outlives it (issue 7 hostile
+--- round). A deadline that falls meanwhile is only marked; it wins at
+--- the task's first wait after the shield. rock.timeout inside fn works
+--- as usual. Outside a task, fn(...) is called as is.
+function M.shield(fn, ...)
+  local t = M.current()
+  if not t then return fn(...) end
+  local saved = t.deadlines
+  t.deadlines = nil
+  t.shielded = (t.shielded or 0) + 1
+  local r = table.pack(pcall(fn, ...))
+  t.shielded = t.shielded - 1
+  t.deadlines = saved
   if not r[1] then error(r[2], 0) end
   return table.unpack(r, 2, r.n)
 end

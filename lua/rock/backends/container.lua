@@ -17,6 +17,7 @@ local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
+local task = require "rock.task"
 local state = require "rock.state"
 local engine = require "rock.engine"
 local images = require "rock.images"
@@ -27,6 +28,7 @@ local IN_ROCKLET = "/.rock/rocklet"
 local IN_SOCKET = "/.rock/rocklet.sock"
 local IN_STATE = "/.rock/state"
 M.DEFAULT_LEASE = 1800 -- seconds idle before a container ends itself
+M.CREATE_WAIT = 30 -- seconds a stop waits for a create in flight to land
 
 --- The host's path to the socket of the rocklet whose pid (host's view)
 --- is pid.
@@ -130,7 +132,12 @@ function M.start(sb, opts, phase)
       owner = config.Labels["rock.owner"], engine_socket = e.socket,
       created = sb.create_time, auto_clear_seconds = opts.auto_clear_seconds or M.DEFAULT_LEASE,
     }
-    sb.container = e:container_create("rock-" .. sb.id, config)
+    sb.container_name = "rock-" .. sb.id -- stop removes it by name if the create was cut
+    sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
+    local created, c = pcall(e.container_create, e, sb.container_name, config)
+    sb.creating = false
+    if not created then error(c, 0) end
+    sb.container = c
     rec.container = sb.container
     state.write_record(sb.dir, rec)
     phase("container_create", "success", "container " .. sb.container:sub(1, 12))
@@ -156,7 +163,7 @@ function M.start(sb, opts, phase)
     phase("rocklet_ready", "success", "rocklet answers")
   end)
   if not ok then
-    pcall(M.stop, sb)
+    task.shield(pcall, M.stop, sb) -- even past the deadline that cut the start
     error(err, 0)
   end
 end
@@ -187,9 +194,19 @@ end
 --- killed and the kernel ends every process of the container with it),
 --- then the socket dir goes. Safe to call twice.
 function M.stop(sb)
-  if sb.container then
-    sb.engine:container_remove(sb.container, true)
-    sb.container = nil
+  -- the exit sweep (SIGINT/SIGTERM) may stop a sandbox whose create is in
+  -- flight in its start task: the engine makes the container all the
+  -- same, after a removal by name found none. Let the create land first
+  -- (its own request is bounded by the engine client's timeout).
+  local deadline = uv.now() + M.CREATE_WAIT * 1000
+  while sb.creating and uv.now() < deadline do task.sleep(0.02) end
+  local which = sb.container or sb.container_name
+  if which then
+    -- a create cut by a deadline (rock.timeout) may have made the
+    -- container all the same: remove it by name; none is fine then
+    local ok, err = pcall(sb.engine.container_remove, sb.engine, which, true)
+    if not ok and not (sb.container == nil and errors.is(err, "not_found")) then error(err, 0) end
+    sb.container, sb.container_name = nil, nil
   end
   if sb.dir then state.remove_dir(sb.dir) end
 end

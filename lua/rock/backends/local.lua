@@ -43,7 +43,7 @@ function M.start(sb, opts, phase)
     M._spawn(sb, opts, phase)
   end)
   if not ok then
-    pcall(M.stop, sb)
+    task.shield(pcall, M.stop, sb) -- even past the deadline that cut the start
     error(err, 0)
   end
 end
@@ -108,13 +108,13 @@ function M.stop(sb)
     if not sb.exited then
       task.await(function(done)
         local timer = uv.new_timer()
-        sb.on_exit = function() timer:close(); done() end
-        timer:start(5000, 0, function()
+        local function close()
           sb.on_exit = nil
-          timer:close()
-          done()
-        end)
-        return function() if not timer:is_closing() then timer:close() end end
+          if not timer:is_closing() then timer:close() end
+        end
+        sb.on_exit = function() close(); done() end
+        timer:start(5000, 0, function() close(); done() end)
+        return close -- cancelled: an exit that comes later finds nothing to close
       end)
     end
     if not sb.exited then -- it did not go: no more asking
