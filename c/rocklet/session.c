@@ -110,6 +110,22 @@ static void handle_closed(uv_handle_t *h) {
   free(s);
 }
 
+/* The end of a line: the marker with status_expr on fd 254, then fd 253
+ * restored from it. A command that closed 254 makes the marker's
+ * redirection fail, and no answer came, ever: the marker then goes to 253
+ * ($_ still holds the status: it is the failed printf's last word) and
+ * 254 is restored from it (issue 7, hostile round). With both closed no
+ * marker can come: the pipe's end tells on_output so. */
+#define LINE_END_MAX 512
+static size_t line_end(rock_session_t *s, char *out, size_t cap, const char *status_expr) {
+  int n = rock_marker_command(&s->marker, out, cap, s->seq, status_expr, ROCK_BASH_MARK_FD);
+  n += snprintf(out + n, cap - n, " || { ");
+  n += rock_marker_command(&s->marker, out + n, cap - n, s->seq, "$_", ROCK_BASH_OUT_FD);
+  n += snprintf(out + n, cap - n, "; exec %d>&%d; }" RESTORE, ROCK_BASH_MARK_FD,
+                ROCK_BASH_OUT_FD);
+  return (size_t)n;
+}
+
 /* ---- answering a run --------------------------------------------------- */
 
 /* bash names the command file in its own messages ("bash: DIR/cmd: line 1:
@@ -376,11 +392,8 @@ static void tick(uv_timer_t *t) {
       if (fg > 0 && fg != s->bash.pid) kill(-fg, SIGKILL);
     }
     /* the interrupted line prints no marker: ask for one on a new line */
-    char line[256];
-    int n = rock_marker_command(&s->marker, line, sizeof line - sizeof RESTORE, s->seq,
-                                "130", ROCK_BASH_MARK_FD);
-    memcpy(line + n, RESTORE, sizeof RESTORE - 1);
-    send_line(s, line, n + sizeof RESTORE - 1);
+    char line[LINE_END_MAX];
+    send_line(s, line, line_end(s, line, sizeof line, "130"));
     s->remarked = 1;
   }
   if (since >= RESCUE_MS) {
@@ -437,12 +450,9 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
   }
   s->cmd_len = total;
   size_t n = s->line.len;
-  if (n + 256 > sizeof line) return -ENAMETOOLONG; /* checked at open */
+  if (n + LINE_END_MAX > sizeof line) return -ENAMETOOLONG; /* checked at open */
   memcpy(line, s->line.data, n);
-  n += rock_marker_command(&s->marker, line + n, sizeof line - n - 1, s->seq, "$?",
-                           ROCK_BASH_MARK_FD);
-  memcpy(line + n, RESTORE, sizeof RESTORE - 1);
-  n += sizeof RESTORE - 1;
+  n += line_end(s, line + n, sizeof line - n, "$?");
   s->deadline = timeout > 0 ? uv_now(s->loop) + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
   int rc = send_line(s, line, n);
@@ -517,7 +527,7 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   int bad = rock_buf_puts(l, " . ");
   shell_quote(l, s->cmd_path);
   bad |= rock_buf_puts(l, " </dev/null >&253 2>&253; ");
-  if (bad || !l->data || l->len + 256 > PATH_MAX * 5)
+  if (bad || !l->data || l->len + LINE_END_MAX > PATH_MAX * 5)
     return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "command line", ENOMEM);
 
   /* nonce: secret per session, from the kernel's random source */

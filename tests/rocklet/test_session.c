@@ -314,6 +314,28 @@ static void test_closed_output_fd(void) {
   CHECK(wait_for(&end.ends, 1, 10));
 }
 
+/* issue 7, hostile round: a command that closes the marker's fd 254 with
+ * no timeout got no answer, ever. The marker then goes to fd 253, 254 is
+ * restored from it, and the exit status is still the command's. */
+static void test_closed_marker_fd(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = run(s, "echo a; exec 254>&-; (exit 3)", 0, MAXO);
+  CHECK(g.calls == 1 && g.err == 0 && g.have_status && g.code == 3);
+  CHECK(OUT_IS(g, "a\n"));
+  got_free(&g);
+  g = run(s, "echo back; exec 254>&-", 0, MAXO); /* twice: 254 came back */
+  CHECK(g.calls == 1 && g.code == 0 && OUT_IS(g, "back\n"));
+  got_free(&g);
+  g = run(s, "echo again", 0, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "again\n"));
+  got_free(&g);
+  close_session(s, &end);
+  CHECK(end.ends == 1);
+}
+
 /* issue 7, item 18: bash that exits between commands */
 static void test_prompt_command_exit(void) {
   ended_t end = {0};
@@ -627,6 +649,7 @@ int main(void) {
   test_exit_ends_session();
   test_output_spilled();
   test_closed_output_fd();
+  test_closed_marker_fd();
   test_prompt_command_exit();
   test_startup_failures();
   test_limits();
