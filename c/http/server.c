@@ -529,8 +529,8 @@ static int on_body(http_parser *p, const char *at, size_t len) {
     if (cap < need) cap = need;
     if (r->max_body < cap - 1) cap = r->max_body + 1;
     if (!mem_take(c, cap)) { /* chunked: no size to wait for */
-      refuse(c, 503, "{\"code\":\"busy\",\"message\":\"too many request bodies in "
-                     "memory at once: retry\"}");
+      refuse(c, 503, "{\"code\":\"no_memory\",\"message\":\"too many request bodies "
+                     "in memory at once: retry, or send a Content-Length\"}");
       http_parser_pause(p, 1);
       return 0;
     }

@@ -75,7 +75,7 @@ typedef struct {
   /* The bytes all bodies being read to memory may take together; a
    * request past it waits, unread, until others are done (one body is
    * always let in alone); a chunked one growing past it is refused with
-   * 503. 0: no budget. */
+   * 503 (no_memory). 0: no budget. */
   uint64_t max_body_mem;
   /* Open connections past this are accepted and closed at once; 0: no cap. */
   unsigned max_conns;
