@@ -359,6 +359,8 @@ static void interrupt_start(rock_session_t *s, const char *reason) {
     for (int i = 0; i < n; i++)
       if (getpgid(kids[i]) == s->bash.pid) s->kill_set[s->nkill++] = kids[i];
     kill(s->bash.pid, SIGINT);
+    kill(s->bash.pid, SIGCONT); /* a shell that stopped itself (kill -STOP
+                                 * $$) sees the SIGINT once continued */
   }
 }
 

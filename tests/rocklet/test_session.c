@@ -265,6 +265,33 @@ static void test_interrupt(void) {
   close_session(s, &end);
 }
 
+/* issue 7, hostile round: a command that stops its own shell (kill -STOP
+ * $$) could not be interrupted: bash never saw the SIGINT and was killed
+ * after the rescue delay, taking the session with it. An interrupt
+ * continues a stopped shell; the session goes on. */
+static void test_interrupt_stopped_shell(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = {0};
+  const char *cmd = "X=kept; echo started; kill -STOP $$; echo resumed";
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  to_interrupt = s;
+  uv_timer_start(&t, do_interrupt, 300, 0);
+  CHECK(wait_for(&g.calls, 1, 10));
+  CHECK(interrupted_running == 1);
+  CHECK(!strcmp(g.reason, "interrupted"));
+  got_free(&g);
+  g = run(s, "echo $X", 0, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "kept\n"));
+  got_free(&g);
+  CHECK(end.ends == 0);
+  close_session(s, &end);
+}
+
 static void test_exit_ends_session(void) {
   ended_t end = {0};
   rock_session_t *s = open_session(&end);
@@ -646,6 +673,7 @@ int main(void) {
   test_syntax_error_hides_path();
   test_timeout_keeps_shell();
   test_interrupt();
+  test_interrupt_stopped_shell();
   test_exit_ends_session();
   test_output_spilled();
   test_closed_output_fd();
