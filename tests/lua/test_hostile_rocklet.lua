@@ -53,6 +53,20 @@ T.test("issue 7 hostile (18): \\u0000 in a path, name or argv is refused, not cu
   T.eq(sb:execute{ command = { "ls", dir } }.stdout, "nul.bin\n") -- no "cut" file
 end)
 
+T.test("issue 7 hostile: write_file and upload never replace a FIFO (or a device)", function()
+  -- /dev/zero on this machine was found replaced by a 1-byte regular file
+  -- (write_file renames its temp file over the target); a FIFO stands in
+  local fifo = dir .. "/fifo"
+  sb:execute{ command = { "mkfifo", fifo } }
+  T.raises("invalid_argument", sb.write_file, sb, { path = fifo, content = "c" })
+  local r = rock.http.request{ url = "http://rocklet/upload?path=" .. fifo, unix_socket = sb.socket,
+    method = "POST", body = "c", timeout = 10 }
+  T.eq(r.status, 400)
+  T.eq(json.decode(r.body).code, "invalid_argument")
+  T.eq(sb:execute{ command = { "test", "-p", fifo } }.exit_code, 0, "still a FIFO")
+  sb:execute{ command = { "rm", fifo } }
+end)
+
 sb:execute{ command = { "rm", "-rf", dir } }
 sb:stop()
 T.done()
