@@ -111,18 +111,23 @@ static void handle_closed(uv_handle_t *h) {
 }
 
 /* The end of a line: the marker with status_expr on fd 254, then fd 253
- * restored from it. A command that closed 254 makes the marker's
- * redirection fail, and no answer came, ever: the marker then goes to 253
- * ($_ still holds the status: it is the failed printf's last word) and
- * 254 is restored from it (issue 7, hostile round). With both closed no
- * marker can come: the pipe's end tells on_output so. */
+ * restored from it. bash reads its input a byte at a time, so every byte
+ * here costs a syscall per command: the line a command is sent on stays
+ * short. A command that closed 254 gets no marker from it (an error on the
+ * PTY instead); its run ends by timeout or interrupt, whose fresh marker
+ * line (rescue) falls back to 253 and restores 254 from it, so the session
+ * goes on instead of its shell being killed (issue 7, hostile round). With
+ * both closed no marker can come: the pipe's end tells on_output so. */
 #define LINE_END_MAX 512
-static size_t line_end(rock_session_t *s, char *out, size_t cap, const char *status_expr) {
+static size_t line_end(rock_session_t *s, char *out, size_t cap, const char *status_expr,
+                       int rescue) {
   int n = rock_marker_command(&s->marker, out, cap, s->seq, status_expr, ROCK_BASH_MARK_FD);
-  n += snprintf(out + n, cap - n, " || { ");
-  n += rock_marker_command(&s->marker, out + n, cap - n, s->seq, "$_", ROCK_BASH_OUT_FD);
-  n += snprintf(out + n, cap - n, "; exec %d>&%d; }" RESTORE, ROCK_BASH_MARK_FD,
-                ROCK_BASH_OUT_FD);
+  if (rescue) {
+    n += snprintf(out + n, cap - n, " || { ");
+    n += rock_marker_command(&s->marker, out + n, cap - n, s->seq, "$_", ROCK_BASH_OUT_FD);
+    n += snprintf(out + n, cap - n, "; exec %d>&%d; }", ROCK_BASH_MARK_FD, ROCK_BASH_OUT_FD);
+  }
+  n += snprintf(out + n, cap - n, RESTORE);
   return (size_t)n;
 }
 
@@ -395,7 +400,7 @@ static void tick(uv_timer_t *t) {
     }
     /* the interrupted line prints no marker: ask for one on a new line */
     char line[LINE_END_MAX];
-    send_line(s, line, line_end(s, line, sizeof line, "130"));
+    send_line(s, line, line_end(s, line, sizeof line, "130", 1));
     s->remarked = 1;
   }
   if (since >= RESCUE_MS) {
@@ -454,7 +459,7 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
   size_t n = s->line.len;
   if (n + LINE_END_MAX > sizeof line) return -ENAMETOOLONG; /* checked at open */
   memcpy(line, s->line.data, n);
-  n += line_end(s, line + n, sizeof line - n, "$?");
+  n += line_end(s, line + n, sizeof line - n, "$?", 0);
   s->deadline = timeout > 0 ? uv_now(s->loop) + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
   int rc = send_line(s, line, n);
