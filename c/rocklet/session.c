@@ -42,8 +42,11 @@
 #define TICK_MS 10
 #define MAX_KILL 1024
 /* what ends every line: fd 253 restored from the marker's copy, after the
- * marker, so off the round trip (bash reads the next line after it) */
-#define RESTORE "; exec 253>&254\n"
+ * marker, so off the round trip (bash reads the next line after it). The
+ * line's words are quoted or \builtin-qualified so a command's aliases and
+ * functions (printf() {...}, alias .=true) never stand in for them; bash
+ * reads its input a byte at a time, so each costs a syscall per byte. */
+#define RESTORE "; \\exec 253>&254\n"
 
 enum phase { IDLE, RUNNING, INTERRUPTING };
 
@@ -531,7 +534,7 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
     return fail_open(s, ROCK_E_IO, msg, msg_cap, "creating %s: %s", s->cmd_path, errno);
   /* the fixed part of every line; the path quoted, whatever it holds */
   rock_buf_t *l = &s->line;
-  int bad = rock_buf_puts(l, " . ");
+  int bad = rock_buf_puts(l, " \\builtin . ");
   shell_quote(l, s->cmd_path);
   bad |= rock_buf_puts(l, " </dev/null >&253 2>&253; ");
   if (bad || !l->data || l->len + LINE_END_MAX > PATH_MAX * 5)

@@ -375,6 +375,31 @@ static void test_closed_marker_fd(void) {
   close_session(s, &end);
 }
 
+/* issue 7, hostile round: a session whose commands defined a printf
+ * function (or an alias for `.`) hung every later command (no marker) or
+ * ran none of them (a silent exit 0): the rocklet's own line calls the
+ * builtins, whatever the session defines. */
+static void test_hijacked_builtins(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = run(s, "printf() { command printf x; }; exec() { :; }; alias .=true", 2, MAXO);
+  CHECK(g.calls == 1 && !strcmp(g.reason, "") && g.code == 0);
+  got_free(&g);
+  g = run(s, "echo after; printf '%s\\n' mine", 2, MAXO);
+  CHECK(g.calls == 1 && !strcmp(g.reason, "") && g.code == 0);
+  CHECK(OUT_IS(g, "after\nx"));
+  got_free(&g);
+  g = run(s, ".() { echo hijacked; }", 2, MAXO);
+  got_free(&g);
+  g = run(s, "echo ran", 2, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "ran\n"));
+  got_free(&g);
+  CHECK(end.ends == 0);
+  close_session(s, &end);
+}
+
 /* issue 7, item 18: bash that exits between commands */
 static void test_prompt_command_exit(void) {
   ended_t end = {0};
@@ -690,6 +715,7 @@ int main(void) {
   test_output_spilled();
   test_closed_output_fd();
   test_closed_marker_fd();
+  test_hijacked_builtins();
   test_prompt_command_exit();
   test_startup_failures();
   test_limits();
