@@ -4,6 +4,9 @@
  * on. Meanwhile it reads at most ROCK_HTTP_READ_AHEAD bytes and then stops
  * reading (backpressure) until the answer is sent. Bodies go to memory up
  * to a limit or, when on_headers picks a file, to that file as they come.
+ * The bodies being read to memory share a budget (max_body_mem): a request
+ * past it waits, unread, until one is done; a body lives until its handler
+ * returns.
  * A request outlives its connection (the handler may still be working): it
  * is then an orphan and rock_http_respond only frees it. API: server.h. */
 #include "server.h"
@@ -28,6 +31,8 @@ struct rock_http_server {
   rock_http_conn_t *conns; /* doubly linked */
   unsigned nconns;
   unsigned long refused; /* connections closed at once: over max_conns */
+  uint64_t body_mem;     /* bytes of bodies in memory (conn.mem summed) */
+  int waking, wake_again; /* wake_waiting is on the stack / must walk again */
   int inflight;
   int closing;
 };
@@ -43,7 +48,9 @@ struct rock_http_conn {
   rock_buf_t in; /* in.data[in_off..in.len) is not parsed yet */
   size_t in_off;
   rock_buf_t url;
-  rock_buf_t body;        /* the memory sink of the request in cur */
+  rock_buf_t body;        /* the memory sink of the request in cur, then
+                           * of busy until its handler returns */
+  uint64_t mem;           /* body budget taken by this connection */
   rock_http_req_t *cur;   /* headers seen, body being read */
   rock_http_req_t *ready; /* complete, not yet handed to the handler */
   rock_http_req_t *busy;  /* handed to the handler, not yet answered */
@@ -52,7 +59,7 @@ struct rock_http_conn {
   char hname[16], hval[16]; /* the header being read, if it may be Expect */
   size_t hname_len, hval_len;
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
-      expect_continue : 1;
+      expect_continue : 1, wait_mem : 1;
 };
 
 typedef struct {
@@ -76,9 +83,62 @@ static void conn_close(rock_http_conn_t *c);
 /* ---- requests and connections ---- */
 
 static void req_free(rock_http_req_t *r) {
-  free(r->path);
-  if (r->body != empty_body) free(r->body);
+  free(r->path); /* the body is the connection's (c->body) */
   free(r);
+}
+
+/* ---- the body budget ---- */
+
+static void feed(rock_http_conn_t *c);
+static void refuse(rock_http_conn_t *c, int status, const char *body);
+
+/* Take the budget for this connection's body up to total bytes. 0 if it
+ * must wait: others hold memory and total would pass the budget. */
+static int mem_take(rock_http_conn_t *c, uint64_t total) {
+  rock_http_server_t *s = c->server;
+  uint64_t max = s->opts.max_body_mem, others = s->body_mem - c->mem;
+  if (max && others && others + total > max) return 0;
+  s->body_mem = others + total;
+  c->mem = total;
+  return 1;
+}
+
+static int body_alloc(rock_http_conn_t *c, uint64_t cl);
+static void send_continue(rock_http_conn_t *c);
+static void wake_waiting(rock_http_server_t *s);
+
+/* Free this connection's body and give its budget back. */
+static void body_release(rock_http_conn_t *c) {
+  rock_buf_free(&c->body);
+  if (!c->mem) return;
+  c->server->body_mem -= c->mem;
+  c->mem = 0;
+  wake_waiting(c->server);
+}
+
+/* Let waiting connections in while the budget allows. Not re-entered: a
+ * release during the walk makes it walk again. */
+static void wake_waiting(rock_http_server_t *s) {
+  if (s->waking) {
+    s->wake_again = 1;
+    return;
+  }
+  s->waking = 1;
+  do {
+    s->wake_again = 0;
+    for (rock_http_conn_t *c = s->conns; c; c = c->next) {
+      if (!c->wait_mem || c->closing) continue;
+      if (!mem_take(c, c->cur->content_length + 1)) continue;
+      c->wait_mem = 0;
+      if (body_alloc(c, c->cur->content_length)) {
+        refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
+        continue;
+      }
+      send_continue(c);
+      feed(c); /* may answer, close, release: c is freed only later */
+    }
+  } while (s->wake_again && !s->closing);
+  s->waking = 0;
 }
 
 static void conn_closed(uv_handle_t *h) {
@@ -86,7 +146,7 @@ static void conn_closed(uv_handle_t *h) {
   if (--c->handles > 0) return;
   rock_buf_free(&c->in);
   rock_buf_free(&c->url);
-  rock_buf_free(&c->body);
+  rock_buf_free(&c->body); /* budget given back in conn_close */
   free(c);
 }
 
@@ -94,6 +154,7 @@ static void conn_closed(uv_handle_t *h) {
 static void drop_cur(rock_http_conn_t *c) {
   rock_http_req_t *r = c->cur;
   c->cur = NULL;
+  c->wait_mem = 0;
   c->body.len = 0;
   if (r->on_drop) r->on_drop(r);
   req_free(r);
@@ -116,8 +177,16 @@ static void conn_close(rock_http_conn_t *c) {
   c->busy = NULL;
   if (orphan) { /* the handler still owns it */
     orphan->conn = NULL;
+    orphan->body = empty_body; /* c->body goes with c */
+    orphan->body_len = 0;
     s->inflight--;
     if (orphan->on_abort) orphan->on_abort(orphan);
+  }
+  if (c->mem) { /* the memory itself goes in conn_closed, after any
+                 * handler on the stack is done with it */
+    s->body_mem -= c->mem;
+    c->mem = 0;
+    if (!s->closing) wake_waiting(s);
   }
   uv_close((uv_handle_t *)&c->handle, conn_closed);
   uv_close((uv_handle_t *)&c->idle, conn_closed);
@@ -188,6 +257,7 @@ static const char *reason(int status) {
   case 409: return "Conflict";
   case 413: return "Payload Too Large";
   case 500: return "Internal Server Error";
+  case 503: return "Service Unavailable";
   default: return status < 300 ? "OK" : "Error";
   }
 }
@@ -232,7 +302,7 @@ static void feed(rock_http_conn_t *c) {
       "{\"code\":\"bad_request\",\"message\":\"malformed http request\"}";
   if (c->feeding) return;
   c->feeding = 1;
-  while (!c->busy && !c->closing && !c->linger && c->in_off < c->in.len) {
+  while (!c->busy && !c->closing && !c->linger && !c->wait_mem && c->in_off < c->in.len) {
     size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
                                    c->in.len - c->in_off);
     c->in_off += n;
@@ -260,6 +330,11 @@ static void feed(rock_http_conn_t *c) {
       c->busy = r;
       c->server->inflight++;
       c->server->fn(r, c->server->data);
+      if (c->busy == r) { /* answered later: the body is not kept */
+        r->body = empty_body;
+        r->body_len = 0;
+      }
+      body_release(c);
     } else if (n == 0) {
       break;
     }
@@ -361,6 +436,21 @@ static int on_header_value(http_parser *p, const char *at, size_t len) {
   return 0;
 }
 
+/* The client asked to hear that its body is wanted: it is. */
+static void send_continue(rock_http_conn_t *c) {
+  static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+  if (c->expect_continue) conn_write(c, cont, sizeof cont - 1, NULL, 0, NULL);
+}
+
+/* The body buffer for cl bytes (and the NUL). */
+static int body_alloc(rock_http_conn_t *c, uint64_t cl) {
+  char *d = malloc(cl + 1);
+  if (!d) return -1;
+  rock_buf_free(&c->body);
+  c->body = (rock_buf_t){d, 0, cl + 1};
+  return 0;
+}
+
 static int on_headers_complete(http_parser *p) {
   rock_http_conn_t *c = p->data;
   rock_http_server_t *s = c->server;
@@ -395,19 +485,18 @@ static int on_headers_complete(http_parser *p) {
     return 0;
   }
   if (r->body_fd < 0 && cl != UINT64_MAX && cl > 0) { /* exactly what it needs */
-    char *d = malloc(cl + 1);
-    if (!d) {
+    if (!mem_take(c, cl + 1)) { /* over the budget: wait, unread */
+      c->wait_mem = 1;
+      http_parser_pause(p, 1);
+      return 0;
+    }
+    if (body_alloc(c, cl)) {
       refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
       http_parser_pause(p, 1);
       return 0;
     }
-    rock_buf_free(&c->body);
-    c->body = (rock_buf_t){d, 0, cl + 1};
   }
-  if (c->expect_continue && cl != 0) {
-    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    conn_write(c, cont, sizeof cont - 1, NULL, 0, NULL);
-  }
+  if (cl != 0) send_continue(c);
   return 0;
 }
 
@@ -439,6 +528,12 @@ static int on_body(http_parser *p, const char *at, size_t len) {
     size_t cap = c->body.cap ? c->body.cap * 2 : 4096;
     if (cap < need) cap = need;
     if (r->max_body < cap - 1) cap = r->max_body + 1;
+    if (!mem_take(c, cap)) { /* chunked: no size to wait for */
+      refuse(c, 503, "{\"code\":\"no_memory\",\"message\":\"too many request bodies "
+                     "in memory at once: retry, or send a Content-Length\"}");
+      http_parser_pause(p, 1);
+      return 0;
+    }
     char *d = realloc(c->body.data, cap);
     if (!d) {
       refuse(c, 500, "{\"code\":\"no_memory\",\"message\":\"no memory for the body\"}");
@@ -460,11 +555,10 @@ static int on_message_complete(http_parser *p) {
   http_parser_pause(p, 1);
   if (!r) return 0;
   c->cur = NULL;
-  if (r->body_fd < 0 && c->body.data) { /* handed over, not copied */
+  if (r->body_fd < 0 && c->body.data) { /* lent until the handler returns */
     r->body = c->body.data;
     r->body_len = c->body.len;
     r->body[r->body_len] = 0;
-    c->body = (rock_buf_t){0};
   }
   r->keep_alive = http_should_keep_alive(p);
   c->ready = r;
@@ -497,8 +591,9 @@ static void respond(rock_http_req_t *req, int status, const char *ctype,
     c->server->inflight--;
   } else if (req == c->cur) { /* answered before its body was read */
     c->cur = NULL;
-    c->body.len = 0;
+    c->wait_mem = 0;
     keep = 0;
+    body_release(c);
   }
   int head_only = !strcmp(req->method, "HEAD");
   req_free(req);
@@ -625,6 +720,8 @@ void rock_http_server_stats(rock_http_server_t *s,
   for (rock_http_conn_t *c = s->conns; c; c = c->next) {
     st->conns++;
     if (!c->reading && !c->linger) st->paused++;
+    if (c->wait_mem) st->waiting++;
     st->buffered += c->in.cap + c->url.cap + c->body.cap;
   }
+  st->body_mem = s->body_mem;
 }

@@ -5,8 +5,9 @@
  * (after a command finishes): a connection waits for its answer while every
  * other connection goes on. Memory is bounded: a busy connection reads at
  * most ROCK_HTTP_READ_AHEAD bytes past its request, a body goes to memory
- * only up to a limit (413 past it) and a handler may stream a body to a
- * file instead (on_headers + body_fd). Used by the rocklet; see
+ * only up to a limit (413 past it), the bodies being read at one time share
+ * a budget (past it a connection waits) and a handler may stream a body to
+ * a file instead (on_headers + body_fd). Used by the rocklet; see
  * rocklet/main.c and rocklet/upload.c. */
 #ifndef ROCK_HTTP_SERVER_H
 #define ROCK_HTTP_SERVER_H
@@ -29,9 +30,10 @@ typedef struct rock_http_req {
   const char *method; /* "GET", "POST", "HEAD", ... */
   char *path;         /* without the query string */
   char *query;        /* after '?', or "" */
-  /* The body when it went to memory: NUL-terminated, body_len bytes,
-   * owned by req (the parsed buffer itself, not a copy). With a body_fd
-   * sink it is "" and body_len 0. */
+  /* The body when it went to memory: NUL-terminated, body_len bytes, the
+   * parsed buffer itself (not a copy), valid until the handler returns:
+   * then the server frees it (a handler that answers later copies what it
+   * needs). With a body_fd sink it is "" and body_len 0. */
   char *body;
   size_t body_len;
   /* Content-Length as sent, or UINT64_MAX when the body is chunked. */
@@ -70,6 +72,11 @@ typedef void (*rock_http_handler_fn)(rock_http_req_t *req, void *data);
 typedef struct {
   /* Bodies to memory larger than this are refused with 413. */
   uint64_t max_body;
+  /* The bytes all bodies being read to memory may take together; a
+   * request past it waits, unread, until others are done (one body is
+   * always let in alone); a chunked one growing past it is refused with
+   * 503 (no_memory). 0: no budget. */
+  uint64_t max_body_mem;
   /* Open connections past this are accepted and closed at once; 0: no cap. */
   unsigned max_conns;
   /* Close a connection with no request in flight after this many ms
@@ -83,11 +90,12 @@ typedef struct {
   rock_http_handler_fn on_headers;
 } rock_http_server_opts_t;
 
-/* The defaults rock_http_server_start uses: 32 MiB bodies, 4096
- * connections, 600 s idle timeout, no on_headers. */
+/* The defaults rock_http_server_start uses: 32 MiB bodies, 65 MiB for the
+ * bodies in memory at once (two of the largest), 4096 connections, 600 s
+ * idle timeout, no on_headers. */
 #define ROCK_HTTP_SERVER_OPTS_DEFAULT                                          \
-  {.max_body = (uint64_t)32 << 20, .max_conns = 4096,                          \
-   .idle_timeout_ms = 600000, .on_headers = NULL}
+  {.max_body = (uint64_t)32 << 20, .max_body_mem = (uint64_t)65 << 20,         \
+   .max_conns = 4096, .idle_timeout_ms = 600000, .on_headers = NULL}
 
 /* Listen on a unix socket at path (an existing socket file is replaced),
  * with the listen backlog as large as the kernel allows. Returns 0 or a
@@ -110,6 +118,8 @@ int rock_http_server_inflight(rock_http_server_t *s);
 typedef struct {
   unsigned conns;       /* open connections */
   unsigned paused;      /* connections not read because of backpressure */
+  unsigned waiting;     /* connections waiting for the body budget */
+  uint64_t body_mem;    /* bytes of the body budget taken */
   size_t buffered;      /* bytes allocated for input and bodies in memory */
 } rock_http_server_stats_t;
 void rock_http_server_stats(rock_http_server_t *s, rock_http_server_stats_t *st);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void rock_capture_init(rock_capture_t *c, size_t cap, const char *spill_path) {
@@ -31,11 +32,22 @@ static void ring_push(rock_capture_t *c, const char *p, size_t n) {
   c->ring_len = c->ring_len + n > c->ring_cap ? c->ring_cap : c->ring_len + n;
 }
 
+/* A spill that failed (a full disk) is not the full output: its part is
+ * removed rather than left holding the disk with nobody told of it. Only
+ * a regular file is removed (the path is ours, but check). */
+static void spill_failed(rock_capture_t *c, int err) {
+  struct stat st;
+  c->spill_err = err;
+  if (fstat(c->spill_fd, &st) == 0 && S_ISREG(st.st_mode)) unlink(c->spill_path);
+  close(c->spill_fd);
+  c->spill_fd = -1;
+}
+
 static void spill(rock_capture_t *c, const char *p, size_t n) {
   while (c->spill_fd >= 0 && n && !c->spill_err) {
     ssize_t w = write(c->spill_fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w < 0) c->spill_err = errno;
+    if (w < 0) spill_failed(c, errno);
     else p += w, n -= w;
   }
 }
@@ -104,6 +116,10 @@ int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped) {
   int nl = rock_capture_spilled(c)
                ? snprintf(note, sizeof note, "\n[... %" PRIu64 " bytes dropped; full output: %s ...]\n",
                           *dropped, c->spill_path)
+           : c->spill_err
+               ? snprintf(note, sizeof note,
+                          "\n[... %" PRIu64 " bytes dropped; the full output could not be kept: %s ...]\n",
+                          *dropped, strerror(c->spill_err))
                : snprintf(note, sizeof note, "\n[... %" PRIu64 " bytes dropped ...]\n", *dropped);
   int rc = rock_output_clean(out, head, h) || rock_buf_append(out, note, nl) ||
            rock_output_clean(out, tail + t0, t);

@@ -20,15 +20,16 @@ typedef struct {
   uint64_t total;
   char spill_path[PATH_MAX]; /* "" = no spill file */
   int spill_fd;              /* open once past the cap */
-  int spill_err;             /* errno of a failed spill write, or 0 */
+  int spill_err;             /* errno of a failed spill (the file is then
+                              * removed: it is not the full output), or 0 */
 } rock_capture_t;
 
 /* Start an empty capture; spill_path may be NULL (no file). */
 void rock_capture_init(rock_capture_t *c, size_t cap, const char *spill_path);
 void rock_capture_add(rock_capture_t *c, const char *p, size_t n);
 /* Append what an agent reads to out: the whole output cleaned (output.h),
- * or head, a note ("[... N bytes dropped; full output: FILE ...]") and
- * tail, cut at character boundaries. *dropped gets the bytes left out.
+ * or head, a note ("[... N bytes dropped; full output: FILE ...]", or why
+ * the full output could not be kept) and tail, cut at character boundaries. *dropped gets the bytes left out.
  * Returns 0 or -ENOMEM. */
 int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped);
 /* Is the full output in the spill file? */

@@ -89,6 +89,6 @@ void rock_marker_feed(rock_marker_t *m, const char *p, size_t n,
 
 int rock_marker_command(const rock_marker_t *m, char *out, size_t cap,
                         unsigned long seq, const char *status_expr, int fd) {
-  return snprintf(out, cap, "printf '\\036RK%s:%lu:%%d\\036' \"%s\" >&%d",
+  return snprintf(out, cap, "\\builtin printf '\\036RK%s:%lu:%%d\\036' \"%s\" >&%d",
                   m->nonce, seq, status_expr, fd);
 }

@@ -31,7 +31,9 @@ void rock_marker_feed(rock_marker_t *m, const char *p, size_t n,
                       rock_marker_data_fn on_data, rock_marker_fn on_mark,
                       void *data);
 /* Write the shell code that prints the marker for seq to fd, with status
- * taken from the shell expression status_expr (e.g. "$?"). Returns length. */
+ * taken from the shell expression status_expr (e.g. "$?"); it calls the
+ * printf builtin whatever aliases or functions the session defined.
+ * Returns length. */
 int rock_marker_command(const rock_marker_t *m, char *out, size_t cap,
                         unsigned long seq, const char *status_expr, int fd);
 

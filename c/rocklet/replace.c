@@ -33,6 +33,10 @@ int rock_replace_open(rock_replace_t *r, const char *path) {
   struct stat st;
   int exists = stat(path, &st) == 0;
   if (exists && S_ISDIR(st.st_mode)) return -EISDIR; /* before any byte */
+  /* a device, FIFO or socket is written into by a shell's `>`, never
+   * replaced: renaming over /dev/null or /dev/zero would break every
+   * process after us (issue 7, hostile round) */
+  if (exists && !S_ISREG(st.st_mode)) return -EINVAL;
   mode_t mode = exists ? (st.st_mode & 07777) : 0644;
   for (int tries = 0; tries < 16; tries++) {
     unsigned long long nonce = 0;

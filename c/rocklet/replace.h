@@ -17,7 +17,9 @@ typedef struct {
 
 /* Create path's missing parent directories and open a temp file next to
  * it (with the mode of the file it replaces, else 0644). Returns 0 or
- * -errno (nothing is left open then). */
+ * -errno (nothing is left open then): -EISDIR for a directory at path,
+ * -EINVAL for anything else that is not a regular file (a device, FIFO or
+ * socket is never replaced). */
 int rock_replace_open(rock_replace_t *r, const char *path);
 /* Write n bytes to the temp file. Returns 0 or -errno. */
 int rock_replace_write(rock_replace_t *r, const void *p, size_t n);

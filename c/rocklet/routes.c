@@ -2,7 +2,8 @@
  * small endpoints (is_alive, lease, close). Every body is a JSON object; a
  * malformed one is answered 400 with {code, message} and changes nothing.
  * Every endpoint takes POST; /is_alive and /lease take GET and HEAD too;
- * another method is a 405 (bad_request). The families: routes_session.c,
+ * another method is a 405 (bad_request). Text may hold \u0000 only in
+ * write_file's content and run_in_session's command. The families: routes_session.c,
  * routes_exec.c, files.c; their answers: reply.c. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,20 +39,34 @@ typedef void (*route_fn)(rock_http_req_t *, json_t *);
 static const struct {
   const char *path;
   route_fn fn;
-  int get; /* GET (and HEAD) allowed besides POST */
+  int get;             /* GET (and HEAD) allowed besides POST */
+  const char *any_nul; /* the one field whose text may hold NUL (\u0000) */
 } routes[] = {
-    {"/is_alive", is_alive, 1},
-    {"/create_session", session_create, 0},
-    {"/run_in_session", session_run, 0},
-    {"/interrupt", session_interrupt, 0},
-    {"/close_session", session_close, 0},
-    {"/execute", exec_run, 0},
-    {"/read_file", files_read, 0},
-    {"/write_file", files_write, 0},
-    {"/upload", upload_run, 0}, /* its body went to a file (upload.c) */
-    {"/close", close_all, 0},
-    {"/lease", lease, 1},
+    {"/is_alive", is_alive, 1, NULL},
+    {"/create_session", session_create, 0, NULL},
+    {"/run_in_session", session_run, 0, "command"},
+    {"/interrupt", session_interrupt, 0, NULL},
+    {"/close_session", session_close, 0, NULL},
+    {"/execute", exec_run, 0, NULL},
+    {"/read_file", files_read, 0, NULL},
+    {"/write_file", files_write, 0, "content"},
+    {"/upload", upload_run, 0, NULL}, /* its body went to a file (upload.c) */
+    {"/close", close_all, 0, NULL},
+    {"/lease", lease, 1, NULL},
 };
+
+/* Does v hold a string with a NUL byte (at any depth)? Endpoints read
+ * strings as C strings: a path, a name or an argv element cut at a NUL
+ * would name something else. */
+static int holds_nul(json_t *v) {
+  size_t i;
+  const char *k;
+  json_t *x;
+  if (json_is_string(v)) return strlen(json_string_value(v)) != json_string_length(v);
+  if (json_is_array(v)) json_array_foreach(v, i, x) if (holds_nul(x)) return 1;
+  if (json_is_object(v)) json_object_foreach(v, k, x) if (holds_nul(x)) return 1;
+  return 0;
+}
 
 void routes_handle(rock_http_req_t *req, void *data) {
   (void)data;
@@ -75,7 +90,10 @@ void routes_handle(rock_http_req_t *req, void *data) {
     args = json_object();
   } else {
     json_error_t je;
-    args = json_loadb(req->body, req->body_len, 0, &je);
+    /* \u0000 is valid JSON text: write_file's content and a command may
+     * hold it (bytes that round-trip); any other field holding it is
+     * refused below (issue 7 item 18, hostile round) */
+    args = json_loadb(req->body, req->body_len, JSON_ALLOW_NUL, &je);
     if (!args) {
       reply_error(req, ROCK_E_BAD_REQUEST, "malformed JSON: %s (at %d:%d)",
                   je.text, je.line, je.column);
@@ -85,6 +103,16 @@ void routes_handle(rock_http_req_t *req, void *data) {
       json_decref(args);
       reply_error(req, ROCK_E_BAD_REQUEST, "body must be a JSON object");
       return;
+    }
+    const char *k;
+    json_t *x;
+    json_object_foreach(args, k, x) {
+      if (routes[at].any_nul && !strcmp(k, routes[at].any_nul)) continue;
+      if (holds_nul(x)) {
+        reply_error(req, ROCK_E_INVALID_ARGUMENT, "field '%s' holds a NUL byte", k);
+        json_decref(args);
+        return;
+      }
     }
   }
   fn(req, args);

@@ -42,8 +42,11 @@
 #define TICK_MS 10
 #define MAX_KILL 1024
 /* what ends every line: fd 253 restored from the marker's copy, after the
- * marker, so off the round trip (bash reads the next line after it) */
-#define RESTORE "; exec 253>&254\n"
+ * marker, so off the round trip (bash reads the next line after it). The
+ * line's words are quoted or \builtin-qualified so a command's aliases and
+ * functions (printf() {...}, alias .=true) never stand in for them; bash
+ * reads its input a byte at a time, so each costs a syscall per byte. */
+#define RESTORE "; \\exec 253>&254\n"
 
 enum phase { IDLE, RUNNING, INTERRUPTING };
 
@@ -108,6 +111,27 @@ static void handle_closed(uv_handle_t *h) {
   if (--s->handles_open) return;
   if (s->bash.out_r >= 0) close(s->bash.out_r);
   free(s);
+}
+
+/* The end of a line: the marker with status_expr on fd 254, then fd 253
+ * restored from it. bash reads its input a byte at a time, so every byte
+ * here costs a syscall per command: the line a command is sent on stays
+ * short. A command that closed 254 gets no marker from it (an error on the
+ * PTY instead); its run ends by timeout or interrupt, whose fresh marker
+ * line (rescue) falls back to 253 and restores 254 from it, so the session
+ * goes on instead of its shell being killed (issue 7, hostile round). With
+ * both closed no marker can come: the pipe's end tells on_output so. */
+#define LINE_END_MAX 512
+static size_t line_end(rock_session_t *s, char *out, size_t cap, const char *status_expr,
+                       int rescue) {
+  int n = rock_marker_command(&s->marker, out, cap, s->seq, status_expr, ROCK_BASH_MARK_FD);
+  if (rescue) {
+    n += snprintf(out + n, cap - n, " || { ");
+    n += rock_marker_command(&s->marker, out + n, cap - n, s->seq, "$_", ROCK_BASH_OUT_FD);
+    n += snprintf(out + n, cap - n, "; exec %d>&%d; }", ROCK_BASH_MARK_FD, ROCK_BASH_OUT_FD);
+  }
+  n += snprintf(out + n, cap - n, RESTORE);
+  return (size_t)n;
 }
 
 /* ---- answering a run --------------------------------------------------- */
@@ -343,6 +367,8 @@ static void interrupt_start(rock_session_t *s, const char *reason) {
     for (int i = 0; i < n; i++)
       if (getpgid(kids[i]) == s->bash.pid) s->kill_set[s->nkill++] = kids[i];
     kill(s->bash.pid, SIGINT);
+    kill(s->bash.pid, SIGCONT); /* a shell that stopped itself (kill -STOP
+                                 * $$) sees the SIGINT once continued */
   }
 }
 
@@ -376,11 +402,8 @@ static void tick(uv_timer_t *t) {
       if (fg > 0 && fg != s->bash.pid) kill(-fg, SIGKILL);
     }
     /* the interrupted line prints no marker: ask for one on a new line */
-    char line[256];
-    int n = rock_marker_command(&s->marker, line, sizeof line - sizeof RESTORE, s->seq,
-                                "130", ROCK_BASH_MARK_FD);
-    memcpy(line + n, RESTORE, sizeof RESTORE - 1);
-    send_line(s, line, n + sizeof RESTORE - 1);
+    char line[LINE_END_MAX];
+    send_line(s, line, line_end(s, line, sizeof line, "130", 1));
     s->remarked = 1;
   }
   if (since >= RESCUE_MS) {
@@ -437,12 +460,9 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
   }
   s->cmd_len = total;
   size_t n = s->line.len;
-  if (n + 256 > sizeof line) return -ENAMETOOLONG; /* checked at open */
+  if (n + LINE_END_MAX > sizeof line) return -ENAMETOOLONG; /* checked at open */
   memcpy(line, s->line.data, n);
-  n += rock_marker_command(&s->marker, line + n, sizeof line - n - 1, s->seq, "$?",
-                           ROCK_BASH_MARK_FD);
-  memcpy(line + n, RESTORE, sizeof RESTORE - 1);
-  n += sizeof RESTORE - 1;
+  n += line_end(s, line + n, sizeof line - n, "$?", 0);
   s->deadline = timeout > 0 ? uv_now(s->loop) + (uint64_t)(timeout * 1000) : 0;
   if (s->deadline) uv_timer_start(&s->timer, tick, (uint64_t)(timeout * 1000), 0);
   int rc = send_line(s, line, n);
@@ -514,10 +534,10 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
     return fail_open(s, ROCK_E_IO, msg, msg_cap, "creating %s: %s", s->cmd_path, errno);
   /* the fixed part of every line; the path quoted, whatever it holds */
   rock_buf_t *l = &s->line;
-  int bad = rock_buf_puts(l, " . ");
+  int bad = rock_buf_puts(l, " \\builtin . ");
   shell_quote(l, s->cmd_path);
   bad |= rock_buf_puts(l, " </dev/null >&253 2>&253; ");
-  if (bad || !l->data || l->len + 256 > PATH_MAX * 5)
+  if (bad || !l->data || l->len + LINE_END_MAX > PATH_MAX * 5)
     return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "command line", ENOMEM);
 
   /* nonce: secret per session, from the kernel's random source */

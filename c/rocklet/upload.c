@@ -74,8 +74,12 @@ void upload_on_headers(rock_http_req_t *req, void *data) {
   int rc = r ? rock_replace_open(r, path) : -ENOMEM;
   if (rc) {
     free(r);
-    reply_error(req, rc == -ENOENT || rc == -ENOTDIR ? ROCK_E_NOT_FOUND : ROCK_E_IO,
-                "upload %s: %s", path, strerror(-rc));
+    reply_error(req, rc == -ENOENT || rc == -ENOTDIR ? ROCK_E_NOT_FOUND
+                     : rc == -EINVAL                 ? ROCK_E_INVALID_ARGUMENT
+                                                     : ROCK_E_IO,
+                "upload %s: %s", path,
+                rc == -EINVAL ? "not a regular file (a device, FIFO or socket is not replaced)"
+                              : strerror(-rc));
     free(path);
     return;
   }

@@ -546,6 +546,51 @@ static void case_many(void) {
   CHECK(answered == NPRE);
 }
 
+/* issue 7, hostile round: bodies read to memory at the same time share a
+ * budget. Ten clients each sending a 32 MiB body (all but its last byte)
+ * held 329 MB in the rocklet; now a request past the budget waits, unread,
+ * and goes on when another is done: all are answered, whole. */
+#define NBUDGET 6
+static client_t budget_cl[NBUDGET];
+static void *send_rest(void *arg) {
+  client_t *c = arg;
+  send_all(c->fd, chunk + 100000, sizeof chunk - 100000);
+  return NULL;
+}
+
+static void case_body_budget(void) {
+  for (int i = 0; i < NBUDGET; i++) { /* 100 kB each: fits the socket */
+    cl_open(&budget_cl[i]);
+    cl_send(&budget_cl[i], "POST /echo HTTP/1.1\r\nContent-Length: 1048576\r\n\r\n");
+    send_all(budget_cl[i].fd, chunk, 100000);
+  }
+  rock_http_server_stats_t st;
+  for (int k = 0; k < 5000; k++) { /* until the server has seen them all */
+    st = stats();
+    if (st.waiting == NBUDGET - 2) break;
+    usleep(1000);
+  }
+  fprintf(stderr, "   %u waiting, budget %llu bytes taken, %zu buffered\n", st.waiting,
+          (unsigned long long)st.body_mem, st.buffered);
+  CHECK(st.waiting == NBUDGET - 2);
+  CHECK(st.body_mem <= 2 * ((1 << 20) + 1));
+  CHECK(st.buffered <= 2 * ((1 << 20) + 1) + NBUDGET * (ROCK_HTTP_READ_AHEAD + 8192));
+  pthread_t th[NBUDGET];
+  for (int i = 0; i < NBUDGET; i++) pthread_create(&th[i], NULL, send_rest, &budget_cl[i]);
+  uint64_t sum = 0;
+  for (size_t i = 0; i < sizeof chunk; i++) sum = sum * 31 + (unsigned char)chunk[i];
+  char want[64], out[64];
+  snprintf(want, sizeof want, "1048576 %llu 1", (unsigned long long)sum);
+  int answered = 0;
+  for (int i = 0; i < NBUDGET; i++)
+    answered += cl_response(&budget_cl[i], out, sizeof out, 0) == 200 && !strcmp(out, want);
+  for (int i = 0; i < NBUDGET; i++) pthread_join(th[i], NULL);
+  CHECK(answered == NBUDGET);
+  st = stats();
+  CHECK(st.body_mem == 0 && st.waiting == 0);
+  for (int i = 0; i < NBUDGET; i++) cl_close(&budget_cl[i]);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   fill_chunk();
@@ -566,6 +611,10 @@ int main(void) {
   o.max_conns = 2;
   run_case("connection cap", o, NULL, case_conn_cap);
   run_case("500 connects", defaults(), pre_connect, case_many);
+  o = defaults();
+  o.max_body = 1 << 20;
+  o.max_body_mem = 2 * ((1 << 20) + 1);
+  run_case("body budget", o, NULL, case_body_budget);
   unlink(file_path);
   return check_report();
 }

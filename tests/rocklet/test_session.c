@@ -265,6 +265,33 @@ static void test_interrupt(void) {
   close_session(s, &end);
 }
 
+/* issue 7, hostile round: a command that stops its own shell (kill -STOP
+ * $$) could not be interrupted: bash never saw the SIGINT and was killed
+ * after the rescue delay, taking the session with it. An interrupt
+ * continues a stopped shell; the session goes on. */
+static void test_interrupt_stopped_shell(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = {0};
+  const char *cmd = "X=kept; echo started; kill -STOP $$; echo resumed";
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  to_interrupt = s;
+  uv_timer_start(&t, do_interrupt, 300, 0);
+  CHECK(wait_for(&g.calls, 1, 10));
+  CHECK(interrupted_running == 1);
+  CHECK(!strcmp(g.reason, "interrupted"));
+  got_free(&g);
+  g = run(s, "echo $X", 0, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "kept\n"));
+  got_free(&g);
+  CHECK(end.ends == 0);
+  close_session(s, &end);
+}
+
 static void test_exit_ends_session(void) {
   ended_t end = {0};
   rock_session_t *s = open_session(&end);
@@ -312,6 +339,65 @@ static void test_closed_output_fd(void) {
   CHECK(g.calls == 1 && !strcmp(g.reason, "session_ended"));
   got_free(&g);
   CHECK(wait_for(&end.ends, 1, 10));
+}
+
+/* issue 7, hostile round: a command that closes the marker's fd 254 got
+ * no marker, and its timeout or interrupt none either: its shell was
+ * killed after the rescue delay and the session lost (with no timeout and
+ * no interrupt it waits, as any command that never ends). The rescue's
+ * marker falls back to 253 and restores 254: the session goes on. */
+static void test_closed_marker_fd(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = run(s, "X=kept; echo a; exec 254>&-", 0.5, MAXO);
+  CHECK(g.calls == 1 && g.err == 0 && !strcmp(g.reason, "timeout"));
+  CHECK(OUT_IS(g, "a\n"));
+  got_free(&g);
+  g = run(s, "echo $X", 0, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "kept\n"));
+  got_free(&g);
+  const char *cmd = "echo b; exec 254>&-";
+  memset(&g, 0, sizeof g);
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  uv_timer_t t;
+  uv_timer_init(&loop, &t);
+  to_interrupt = s;
+  uv_timer_start(&t, do_interrupt, 300, 0);
+  CHECK(wait_for(&g.calls, 1, 10));
+  CHECK(!strcmp(g.reason, "interrupted") && OUT_IS(g, "b\n"));
+  got_free(&g);
+  g = run(s, "echo again", 0, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "again\n"));
+  got_free(&g);
+  CHECK(end.ends == 0);
+  close_session(s, &end);
+}
+
+/* issue 7, hostile round: a session whose commands defined a printf
+ * function (or an alias for `.`) hung every later command (no marker) or
+ * ran none of them (a silent exit 0): the rocklet's own line calls the
+ * builtins, whatever the session defines. */
+static void test_hijacked_builtins(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = run(s, "printf() { command printf x; }; exec() { :; }; alias .=true", 2, MAXO);
+  CHECK(g.calls == 1 && !strcmp(g.reason, "") && g.code == 0);
+  got_free(&g);
+  g = run(s, "echo after; printf '%s\\n' mine", 2, MAXO);
+  CHECK(g.calls == 1 && !strcmp(g.reason, "") && g.code == 0);
+  CHECK(OUT_IS(g, "after\nx"));
+  got_free(&g);
+  g = run(s, ".() { echo hijacked; }", 2, MAXO);
+  got_free(&g);
+  g = run(s, "echo ran", 2, MAXO);
+  CHECK(g.calls == 1 && OUT_IS(g, "ran\n"));
+  got_free(&g);
+  CHECK(end.ends == 0);
+  close_session(s, &end);
 }
 
 /* issue 7, item 18: bash that exits between commands */
@@ -624,9 +710,12 @@ int main(void) {
   test_syntax_error_hides_path();
   test_timeout_keeps_shell();
   test_interrupt();
+  test_interrupt_stopped_shell();
   test_exit_ends_session();
   test_output_spilled();
   test_closed_output_fd();
+  test_closed_marker_fd();
+  test_hijacked_builtins();
   test_prompt_command_exit();
   test_startup_failures();
   test_limits();
