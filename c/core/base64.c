@@ -37,23 +37,29 @@ static int value(unsigned char c) {
   return -1;
 }
 
+/* Strict, as RFC 4648 section 3.5 allows a decoder to be: a last group of
+ * one character, bits left over that are not zero, or padding that does
+ * not end a four-character group are refused, so no two texts decode to
+ * the same bytes and a truncated text never passes for a shorter one. */
 int rock_base64_decode(rock_buf_t *out, const char *in, size_t n) {
   if (rock_buf_reserve(out, n / 4 * 3 + 3)) return -1;
   char *o = out->data + out->len;
   unsigned acc = 0;
-  int bits = 0, rc = 0, ended = 0;
+  int bits = 0, rc = 0;
+  size_t chars = 0, pad = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)in[i];
     if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
     if (c == '=') {
-      ended = 1;
+      pad++;
       continue;
     }
     int v = value(c);
-    if (v < 0 || ended) {
+    if (v < 0 || pad) { /* not base64, or data after padding */
       rc = -2;
       break;
     }
+    chars++;
     acc = (acc << 6) | (unsigned)v;
     bits += 6;
     if (bits >= 8) {
@@ -61,6 +67,9 @@ int rock_base64_decode(rock_buf_t *out, const char *in, size_t n) {
       *o++ = (char)((acc >> bits) & 0xFF);
     }
   }
+  if (!rc && (chars % 4 == 1 || (acc & ((1u << bits) - 1)) ||
+              (pad && ((chars + pad) % 4 || pad > 2))))
+    rc = -2;
   out->len = (size_t)(o - out->data);
   out->data[out->len] = 0;
   return rc;

@@ -51,6 +51,14 @@ static void test_base64(void) {
   rock_buf_free(&d);
   CHECK(rock_base64_decode(&d, "Zg==Zg", 6) == -2); /* data after padding */
   rock_buf_free(&d);
+  /* strict: nothing that is not the encoding of some bytes */
+  const char *bad[] = {"Y", "a===", "====", "Zg=", "Zh==", "Zm9=", "Zm9vY", "Zg==="};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    CHECK(rock_base64_decode(&d, bad[i], strlen(bad[i])) == -2);
+    rock_buf_free(&d);
+  }
+  CHECK(rock_base64_decode(&d, "Zg", 2) == 0 && d.len == 1); /* padding is optional */
+  rock_buf_free(&d);
 }
 
 int main(void) {

@@ -1,8 +1,7 @@
 -- test_binary.lua: issue 7 item 18, binary contents. Bytes that are not
 -- UTF-8, and NUL, round-trip through write_file / read_file{binary=true}
 -- and reach bash in a command. sandbox.lua sends them base64-encoded
--- ("encoding": "base64"); the rocklet side of that lands with the rocklet
--- branch: UNTIL THEN THESE TESTS FAIL (the rocklet ignores "encoding").
+-- ("encoding": "base64"), which the rocklet decodes strictly.
 local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 
@@ -21,6 +20,15 @@ T.test("issue7-18: every byte value round-trips through write_file and read_file
     local n = sb:execute{ command = { "sh", "-c", "wc -c < " .. dir .. "/bin" } }.stdout
     T.eq(tonumber(n), #content, "bytes on disk")
   end
+end)
+
+T.test("issue7-18: text that is not strict base64 is refused, nothing written", function()
+  for _, bad in ipairs({ "Y", "a===", "====", "Zh==", "Zm9vY", "!!!!" }) do
+    local e = T.raises("invalid_argument", sb._call, sb, "/write_file",
+      { path = dir .. "/b64", content = bad, encoding = "base64" })
+    T.match(e.message, "not base64")
+  end
+  T.eq(sb:execute{ command = { "test", "-e", dir .. "/b64" } }.exit_code, 1, "no file")
 end)
 
 T.test("issue7-18: text reads stay text (invalid UTF-8 replaced)", function()
