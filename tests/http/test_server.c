@@ -449,7 +449,9 @@ static void case_file_sink(void) {
   CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "209715200 0"));
   long grown = rss_kib() - before;
   fprintf(stderr, "   rss grew %ld KiB for a 200 MiB body\n", grown);
+#ifndef __SANITIZE_ADDRESS__ /* ASan's shadow and quarantine are not ours */
   CHECK(grown < 8 * 1024);
+#endif
   int fd = open(file_path, O_RDONLY);
   static char back[1 << 20];
   int same = 1;

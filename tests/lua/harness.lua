@@ -16,6 +16,14 @@ function T.eq(got, want, what)
   end
 end
 
+--- A bound on memory (RSS) the rocklet must keep; not checked in an ASan
+--- build (ROCK_SANITIZE sets ROCK_TEST_SANITIZED=1), whose shadow memory
+--- and quarantine are not the rocklet's own.
+function T.rss_under(kib, limit_kib, what)
+  if os.getenv("ROCK_TEST_SANITIZED") == "1" then return end
+  T.ok(kib < limit_kib, what)
+end
+
 function T.ok(cond, what)
   if not cond then error("not true: " .. (what or "?"), 2) end
 end
