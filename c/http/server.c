@@ -674,13 +674,13 @@ static int listen_backlog(void) {
 
 static void listener_closed(uv_handle_t *h) { free(h->data); }
 
-int rock_http_server_start_opts(rock_http_server_t **out, uv_loop_t *loop,
-                                const char *path,
-                                const rock_http_server_opts_t *opts,
-                                rock_http_handler_fn fn, void *data) {
+int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
+                           const char *path, const rock_http_server_opts_t *opts,
+                           rock_http_handler_fn fn, void *data) {
+  static const rock_http_server_opts_t defaults = ROCK_HTTP_SERVER_OPTS_DEFAULT;
   rock_http_server_t *s = calloc(1, sizeof *s);
   if (!s) return UV_ENOMEM;
-  s->opts = *opts;
+  s->opts = opts ? *opts : defaults;
   s->fn = fn;
   s->data = data;
   uv_pipe_init(loop, &s->listener, 0);
@@ -696,13 +696,6 @@ int rock_http_server_start_opts(rock_http_server_t **out, uv_loop_t *loop,
   }
   *out = s;
   return 0;
-}
-
-int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
-                           const char *path, rock_http_handler_fn fn,
-                           void *data) {
-  const rock_http_server_opts_t o = ROCK_HTTP_SERVER_OPTS_DEFAULT;
-  return rock_http_server_start_opts(out, loop, path, &o, fn, data);
 }
 
 void rock_http_server_close(rock_http_server_t *s) {

@@ -90,7 +90,7 @@ typedef struct {
   rock_http_handler_fn on_headers;
 } rock_http_server_opts_t;
 
-/* The defaults rock_http_server_start uses: 32 MiB bodies, 65 MiB for the
+/* The defaults (rock_http_server_start with opts NULL): 32 MiB bodies, 65 MiB for the
  * bodies in memory at once (two of the largest), 4096 connections, 600 s
  * idle timeout, no on_headers. */
 #define ROCK_HTTP_SERVER_OPTS_DEFAULT                                          \
@@ -98,16 +98,11 @@ typedef struct {
    .max_conns = 4096, .idle_timeout_ms = 600000, .on_headers = NULL}
 
 /* Listen on a unix socket at path (an existing socket file is replaced),
- * with the listen backlog as large as the kernel allows. Returns 0 or a
- * negative libuv error. rock_http_server_start uses the default options;
- * rock_http_server_start_opts copies *opts. */
+ * with the listen backlog as large as the kernel allows; *opts is copied
+ * (NULL: the defaults). Returns 0 or a negative libuv error. */
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
-                           const char *path, rock_http_handler_fn fn,
-                           void *data);
-int rock_http_server_start_opts(rock_http_server_t **out, uv_loop_t *loop,
-                                const char *path,
-                                const rock_http_server_opts_t *opts,
-                                rock_http_handler_fn fn, void *data);
+                           const char *path, const rock_http_server_opts_t *opts,
+                           rock_http_handler_fn fn, void *data);
 /* Stop listening and close every connection; requests not yet answered
  * become orphans (conn == NULL) that rock_http_respond just frees. */
 void rock_http_server_close(rock_http_server_t *s);

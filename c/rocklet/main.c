@@ -130,7 +130,7 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   mode_t caller_umask = umask(077);
   rock_http_server_opts_t opts = ROCK_HTTP_SERVER_OPTS_DEFAULT;
   opts.on_headers = upload_on_headers; /* /upload streams its body to a file */
-  int rc = rock_http_server_start_opts(&server, rocklet.loop, sock, &opts, routes_handle, NULL);
+  int rc = rock_http_server_start(&server, rocklet.loop, sock, &opts, routes_handle, NULL);
   umask(caller_umask);
   if (rc) {
     fprintf(stderr, "rocklet: cannot listen on %s: %s\n", sock, uv_strerror(rc));

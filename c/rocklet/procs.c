@@ -39,7 +39,7 @@ static void reap(uv_signal_t *h, int sig) {
     if (!w) continue; /* an orphan we adopted */
     rock_exit_fn fn = w->fn;
     void *data = w->data;
-    *w = watches[--nwatch]; /* fn may watch or unwatch others */
+    *w = watches[--nwatch]; /* fn may watch others */
     fn(data, pid, st);
   }
 }
@@ -67,11 +67,6 @@ int rock_procs_watch(pid_t pid, rock_exit_fn fn, void *data) {
   }
   watches[nwatch++] = (watch_t){pid, fn, data};
   return 0;
-}
-
-void rock_procs_unwatch(pid_t pid) {
-  watch_t *w = lookup(pid);
-  if (w) *w = watches[--nwatch];
 }
 
 typedef struct {

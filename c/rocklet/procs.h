@@ -17,7 +17,6 @@ void rock_procs_close(void);
  * the loop next runs. Returns 0 or -ENOMEM (then fn is never called: the
  * caller kills the child and reports the failure). */
 int rock_procs_watch(pid_t pid, rock_exit_fn fn, void *data);
-void rock_procs_unwatch(pid_t pid);
 
 /* Fill out with the pids in process group pgrp (if > 0) or session sid
  * (if > 0), the descendants of root (if > 0) and of every pid found,

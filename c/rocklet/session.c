@@ -611,4 +611,3 @@ void rock_session_close(rock_session_t *s) {
 
 int rock_session_busy(const rock_session_t *s) { return s->done != NULL; }
 int rock_session_ended(const rock_session_t *s) { return s->ended || s->lost_output; }
-uv_pid_t rock_session_pid(const rock_session_t *s) { return s->bash.pid; }

@@ -86,6 +86,5 @@ void rock_session_close(rock_session_t *s);
 
 int rock_session_busy(const rock_session_t *s);
 int rock_session_ended(const rock_session_t *s);
-uv_pid_t rock_session_pid(const rock_session_t *s);
 
 #endif

@@ -261,7 +261,7 @@ static void run_case(const char *name, rock_http_server_opts_t opts,
   fprintf(stderr, "-- %s\n", name);
   aborts = drops = nslow = 0;
   CHECK(uv_loop_init(&loop) == 0);
-  CHECK(rock_http_server_start_opts(&srv, &loop, sock_path, &opts, handler, NULL) == 0);
+  CHECK(rock_http_server_start(&srv, &loop, sock_path, &opts, handler, NULL) == 0);
   uv_async_init(&loop, &async, on_async);
   uv_timer_init(&loop, &answer_timer);
   if (pre) pre();
