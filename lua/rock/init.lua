@@ -3,7 +3,7 @@
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc.
--- Also rock.json (lua-cjson), rock.uv (luv), rock.errors, rock.log (also
+-- Also rock.json (lua-cjson, with json.array for lists), rock.uv (luv), rock.errors, rock.log (also
 -- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags).
 -- Modules load on first use, so `require "rock"` stays cheap.
 local task = require "rock.task"
@@ -20,14 +20,17 @@ local M = {
 local lazy = {
   sandbox = "rock.sandbox", http = "rock.http", errors = "rock.errors",
   images = "rock.images", teardown = "rock.teardown", engine = "rock.engine", gc = "rock.gc",
-  json = "cjson", uv = "luv", core = "rock.core", task = "rock.task",
-  flags = "rock.flags",
+  json = "rock.json", uv = "luv", core = "rock.core", task = "rock.task",
+  flags = "rock.flags", llm = "rock.llm", agent = "rock.agent", filters = "rock.filters",
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks
 --- end (what `rock recipe.lua` does for a recipe); for stock lua5.4.
 function M.run(fn, ...) return require("rock._main").run(fn, ...) end
+
+--- rock.on_signal(fn): a recipe's own wind-down on SIGINT/SIGTERM (_main.lua).
+function M.on_signal(fn) return require("rock._main").on_signal(fn) end
 
 function M.version() return require("rock.core").version() end
 

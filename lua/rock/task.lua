@@ -141,6 +141,11 @@ local function settle() uv.run("nowait") end
 -- The clock is read too, so a wait that completes at once (no loop turn
 -- for the timer to fire) still sees a deadline that has passed.
 function check_deadlines(t)
+  if t.cancel_err and (t.shielded or 0) == 0 then -- M.cancel, while not parked
+    local err = t.cancel_err
+    t.cancel_err = nil
+    error(err, 0)
+  end
   local d = t.deadlines
   if not d or #d == 0 then return end
   local now = uv.hrtime()
@@ -322,6 +327,21 @@ function M.shield(fn, ...)
   t.deadlines = saved
   if not r[1] then error(r[2], 0) end
   return table.unpack(r, 2, r.n)
+end
+
+--- Cancel task t: what it waits on is cancelled and err is raised in it
+--- (once). A task queued or running Lua gets err at its next wait; one
+--- inside M.shield gets it at its first wait after the shield, so its
+--- cleanup finishes. A finished task is left alone. Used to end running
+--- work on a signal (recipes/swe_agent.lua).
+function M.cancel(t, err)
+  if getmetatable(t) ~= Task then error("rock.task.cancel: expects a task", 2) end
+  if t.done then return end
+  if t.cancel and (t.shielded or 0) == 0 then
+    t.cancel(err)
+  else
+    t.cancel_err = err
+  end
 end
 
 ---@class rock.Semaphore

@@ -1,0 +1,231 @@
+--- rock.agent.episode: one task from start to end, as one trajectory:
+-- start the sandbox (a permit of the run's start semaphore), reset the repo
+-- to base_commit, open the session, take turns until a termination reason,
+-- take the patch (git diff against base_commit), tear the sandbox down by
+-- policy, grade the patch (in a fresh sandbox by default).
+-- Termination reasons (docs/agent.md): finish, budget, loop,
+-- context_overflow, aborted; exit_status says the same in mini-swe-agent's
+-- words. `aborted` is infrastructure (the sandbox died, the model could not
+-- be reached, the start failed, a signal), never the model's failure.
+local uv = require "luv"
+local errors = require "rock.errors"
+local task = require "rock.task"
+local log = require "rock.log"
+local tools = require "rock.agent.tools"
+local prompts = require "rock.agent.prompts"
+local json = require "rock.json"
+
+local M = {}
+
+M.DEFAULTS = {
+  step_limit = 250,        -- mini-swe-agent's SWE-bench defaults
+  cost_limit = 3,          -- USD
+  token_limit = 0,         -- 0 = none
+  wall_limit = 0,          -- seconds of agent time, 0 = none
+  command_timeout = 60,
+  repeat_limit = 3,        -- the same action this many times in a row: loop
+  format_error_limit = 3,  -- this many format errors in a row: loop
+  setup_timeout = 600,
+}
+
+-- What the agent's shell gets (mini-swe-agent's SWE-bench environment).
+M.SESSION_ENV = { PAGER = "cat", MANPAGER = "cat", LESS = "-R", PIP_PROGRESS_BAR = "off", TQDM_DISABLE = "1" }
+
+local function now() return uv.hrtime() / 1e9 end
+
+local function git(sb, repo_dir, args, timeout)
+  local argv = { "git", "-C", repo_dir }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  local r = sb:execute{ command = argv, timeout = timeout }
+  if r.exit_code ~= 0 then
+    errors.raise("setup_failed", string.format("git %s in %s failed (exit %s): %s",
+      args[1], repo_dir, tostring(r.exit_code), (r.stderr or "") .. (r.stdout or "")))
+  end
+  return r
+end
+
+--- Start the task's sandbox and make it ready: the repo at base_commit with
+--- a clean tree (untracked files removed; ignored ones, such as built
+--- extensions, kept), the agent's session open in repo_dir.
+local function setup(t, opts, traj)
+  local start = { backend = opts.backend, retries = opts.start_retries }
+  if opts.backend ~= "local" then start.image = t.image end
+  for k, v in pairs(opts.sandbox or {}) do start[k] = v end
+  local sb
+  local function go() sb = require("rock.sandbox").start(start) end
+  if opts.start_sem then opts.start_sem:with(go) else go() end
+  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend }
+  git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
+  git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
+  local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,
+                    env = M.SESSION_ENV, startup_timeout = opts.setup_timeout }
+  sb:create_session(startup)
+  return sb, startup
+end
+
+-- The reason an error ends an episode with, and its exit status.
+local function classify(err)
+  if errors.is(err, "context_overflow") then return "context_overflow", "context_overflow" end
+  return "aborted", errors.is(err) and err.code or "internal"
+end
+
+local function add(messages, m)
+  if m.role then messages[#messages + 1] = m
+  else for _, x in ipairs(m) do messages[#messages + 1] = x end end
+end
+
+--- The turns: returns termination_reason, exit_status, submission.
+local function turns(p, ctx, lim, traj, stats, t_agent)
+  local same, last_key, fmt_errors = 0, nil, 0
+  while true do
+    if lim.step_limit > 0 and #traj.steps >= lim.step_limit then return "budget", "LimitsExceeded" end
+    if lim.cost_limit > 0 and stats.instance_cost >= lim.cost_limit then return "budget", "LimitsExceeded" end
+    if lim.token_limit > 0 and stats.tokens_sent + stats.tokens_received >= lim.token_limit then
+      return "budget", "LimitsExceeded"
+    end
+    if lim.wall_limit > 0 and now() - t_agent >= lim.wall_limit then return "budget", "TimeExceeded" end
+    local t0 = now()
+    local turn = p:act(ctx)
+    if turn.exhausted then
+      traj.note = "the replay has no more actions"
+      return "budget", "LimitsExceeded"
+    end
+    local step = { cost = turn.cost or 0 }
+    if turn.usage then
+      stats.api_calls = stats.api_calls + 1
+      stats.tokens_sent = stats.tokens_sent + (turn.usage.prompt_tokens or 0)
+      stats.tokens_received = stats.tokens_received + (turn.usage.completion_tokens or 0)
+      step.tokens = turn.usage.total_tokens or ((turn.usage.prompt_tokens or 0) + (turn.usage.completion_tokens or 0))
+    end
+    stats.instance_cost = stats.instance_cost + step.cost
+    add(ctx.messages, turn.message)
+    traj.steps[#traj.steps + 1] = step
+    if turn.format_error then
+      step.format_error, step.observation, step.failure_reason = true, turn.format_error, "format_error"
+      add(ctx.messages, p:observe(turn, turn.format_error))
+      step.seconds = now() - t0
+      fmt_errors, same, last_key = fmt_errors + 1, 0, nil
+      if fmt_errors >= lim.format_error_limit then return "loop", "RepeatedFormatError" end
+    else
+      fmt_errors = 0
+      step.action = turn.action
+      local key = tools.key(turn.action)
+      same = key == last_key and same + 1 or 1
+      last_key = key
+      if same >= lim.repeat_limit then
+        step.failure_reason, step.seconds = "repeated_action", now() - t0
+        return "loop", "RepeatedAction"
+      end
+      local r = tools.run(ctx.env, turn.action)
+      step.observation, step.exit_code, step.failure_reason = r.observation, r.exit_code, r.failure_reason
+      step.output_file = r.output_file
+      add(ctx.messages, p:observe(turn, r.observation))
+      step.seconds = now() - t0
+      if r.submitted then return "finish", "Submitted", r.submission end
+    end
+  end
+end
+
+--- Grade the patch: eval = "fresh" (a new sandbox from the task's image),
+--- "in_place" (the agent's sandbox, still up) or "none".
+local function grade(t, patch, opts, sb)
+  local grading = require "rock.agent.grading"
+  local log_path = opts.out and (opts.out .. "/eval/" .. t.instance_id .. ".log") or nil
+  if log_path then os.execute("mkdir -p '" .. opts.out .. "/eval'") end
+  local res
+  if opts.eval == "in_place" and sb then
+    res = grading.evaluate(sb, t, patch, {})
+    if log_path and res.log then
+      local f = io.open(log_path, "wb")
+      if f then f:write(res.log); f:close(); res.log_path = log_path end
+    end
+  else
+    local so = { backend = opts.backend, retries = opts.start_retries }
+    for k, v in pairs(opts.sandbox or {}) do so[k] = v end
+    res = grading.run(t, patch, { sandbox = so, log_path = log_path, start_sem = opts.start_sem })
+  end
+  return res
+end
+
+--- The eval record kept in a trajectory (the log itself is in its file).
+local function eval_record(res)
+  return { status = res.status, resolved = res.resolved == true, applied = res.applied,
+    apply_method = res.apply_method, tests = res.tests, report = res.report,
+    test_exit_code = res.test_exit_code, log_path = res.log_path, error = res.error,
+    seconds = res.seconds }
+end
+
+--- Run one task; returns its trajectory (never raises for the task's own
+--- failures: they are its termination reason). factory: a policy factory
+--- (policies/*.lua), opts: see rock.agent.run.
+function M.run(t, factory, opts)
+  local lim = {}
+  for k, v in pairs(M.DEFAULTS) do lim[k] = opts[k] or v end
+  local traj = { instance_id = t.instance_id, policy = factory.name, model = factory.model or factory.name,
+    steps = json.array(), messages = json.array(), timings = {} }
+  local stats = { instance_cost = 0, api_calls = 0, tokens_sent = 0, tokens_received = 0 }
+  traj.model_stats = stats
+  local t_start = now()
+  local sb, patch
+  local ok, err = pcall(function()
+    local p = factory:episode(t)
+    local startup
+    sb, startup = task.timeout(lim.setup_timeout + 300, setup, t, opts, traj)
+    traj.timings.setup = now() - t_start
+    local ctx = { prompts = opts.prompts, vars = { repo_dir = t.repo_dir, problem_statement = t.problem_statement,
+      instance_id = t.instance_id }, messages = traj.messages }
+    ctx.env = { sb = sb, session = "agent", repo_dir = t.repo_dir, timeout = lim.command_timeout,
+      limit = opts.observation_limit, prompts = opts.prompts or prompts, startup = startup }
+    for _, m in ipairs(p:begin(ctx)) do ctx.messages[#ctx.messages + 1] = m end
+    local t_agent = now()
+    local reason, status, submission
+    if lim.wall_limit > 0 then
+      local tok, a, b, c = pcall(task.timeout, lim.wall_limit, turns, p, ctx, lim, traj, stats, t_agent)
+      if tok then reason, status, submission = a, b, c
+      elseif now() - t_agent >= lim.wall_limit and errors.is(a, "timeout") then reason, status = "budget", "TimeExceeded"
+      else error(a, 0) end
+    else
+      reason, status, submission = turns(p, ctx, lim, traj, stats, t_agent)
+    end
+    traj.timings.agent = now() - t_agent
+    traj.termination_reason, traj.exit_status, traj.submission = reason, status, submission
+    patch = require("rock.agent.grading").diff(sb, t)
+  end)
+  if not ok then
+    traj.termination_reason, traj.exit_status = classify(err)
+    traj.error = { code = errors.is(err) and err.code or "internal", message = errors.is(err) and err.message or tostring(err) }
+    if traj.termination_reason == "context_overflow" and sb then
+      local dok, d = pcall(require("rock.agent.grading").diff, sb, t)
+      if dok then patch = d end
+    end
+    if traj.termination_reason == "aborted" then
+      log.warn("agent", "%s aborted: %s", t.instance_id, tostring(err))
+    end
+  end
+  traj.patch = patch or ""
+  local aborted = traj.termination_reason == "aborted"
+  -- grade in place before the teardown, else after it (frees the agent's sandbox first)
+  local t_eval = now()
+  if not aborted and opts.eval == "in_place" and patch and patch ~= "" then
+    local eok, res = pcall(grade, t, patch, opts, sb)
+    traj.eval = eok and eval_record(res) or { status = "error", resolved = false, error = tostring(res) }
+  end
+  if sb then
+    traj.teardown = task.shield(require("rock.teardown").apply, sb, opts.teardown, aborted)
+    traj.teardown = { stopped = traj.teardown.stopped, kept = traj.teardown.kept }
+  end
+  if not aborted and not traj.eval and opts.eval ~= "none" then
+    if traj.patch == "" then
+      traj.eval = { status = "empty_patch", resolved = false }
+    else
+      local eok, res = pcall(grade, t, patch, opts)
+      traj.eval = eok and eval_record(res) or { status = "error", resolved = false,
+        error = { code = errors.is(res) and res.code or "internal", message = tostring(res) } }
+    end
+  end
+  traj.timings.eval = now() - t_eval
+  traj.timings.total = now() - t_start
+  return traj
+end
+
+return M

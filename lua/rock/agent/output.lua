@@ -1,0 +1,184 @@
+--- rock.agent.output: what a run leaves in its --out DIR.
+--   trajectories.jsonl  one trajectory per task, written and flushed as the
+--                       task ends (a crash loses nothing already done)
+--   preds.jsonl         {instance_id, model_name_or_path, model_patch}, as
+--                       SWE-bench's harness reads predictions
+--   summary.json        totals, ids by outcome, counts by reason; rewritten
+--                       (to a temp file, then renamed) after every task
+--   eval/<id>.log       each eval's log (written by the grading)
+-- open(dir, {resume=true}) keeps what the files hold: a line cut short by
+-- a crash is dropped, and the finished tasks are listed in writer.done so
+-- the run skips them.
+local json = require "rock.json"
+local errors = require "rock.errors"
+
+local M = {}
+local Writer = {}
+Writer.__index = Writer
+
+local function mkdir(dir)
+  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
+  if not ok then errors.raise("io_error", "cannot create " .. dir) end
+end
+
+local function open(path, mode)
+  local f, why = io.open(path, mode)
+  if not f then errors.raise("io_error", "cannot open " .. path .. ": " .. tostring(why)) end
+  return f
+end
+
+--- The records of a JSONL file, up to a malformed line (a write cut short
+--- by a crash). Returns the records and their lines as written.
+function M.read_jsonl(path)
+  local f = io.open(path, "rb")
+  if not f then return {}, {} end
+  local data = f:read("a")
+  f:close()
+  local records, lines = {}, {}
+  local pos = 1
+  while pos <= #data do
+    local nl = data:find("\n", pos, true)
+    if not nl then break end -- no newline: cut short
+    local line = data:sub(pos, nl - 1)
+    local ok, rec = pcall(json.decode, line)
+    if ok and type(rec) == "table" then
+      records[#records + 1] = rec
+      lines[#lines + 1] = line
+    elseif line:find("%S") then
+      break -- a torn line: what follows cannot be trusted either
+    end
+    pos = nl + 1
+  end
+  return records, lines
+end
+
+--- A prediction as SWE-bench reads it.
+function M.prediction(traj)
+  return { instance_id = traj.instance_id, model_name_or_path = traj.model or traj.policy,
+           model_patch = traj.patch or "" }
+end
+
+-- Write path whole (a temp file, then renamed into place): one line per
+-- item, each a string as is or a value to encode.
+function M.write_lines(path, items)
+  local tmp = path .. ".tmp"
+  local f = open(tmp, "wb")
+  for _, v in ipairs(items) do f:write(type(v) == "string" and v or json.encode(v), "\n") end
+  f:close()
+  local ok, why = os.rename(tmp, path)
+  if not ok then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(why)) end
+end
+
+function M.open(dir, opts)
+  opts = opts or {}
+  mkdir(dir)
+  local w = setmetatable({ dir = dir, records = {}, done = {} }, Writer)
+  local tpath = dir .. "/trajectories.jsonl"
+  if opts.resume then
+    local recs, lines = M.read_jsonl(tpath)
+    local keep, preds = {}, {}
+    for i, r in ipairs(recs) do
+      if type(r.instance_id) == "string" and not w.done[r.instance_id] then
+        w.records[#w.records + 1] = r
+        w.done[r.instance_id] = true
+        keep[#keep + 1], preds[#preds + 1] = lines[i], M.prediction(r)
+      end
+    end
+    -- only whole records are kept: both files are rewritten from them
+    M.write_lines(tpath, keep)
+    M.write_lines(dir .. "/preds.jsonl", preds)
+  else
+    M.write_lines(tpath, {})
+    M.write_lines(dir .. "/preds.jsonl", {})
+  end
+  w.traj_f = open(tpath, "ab")
+  w.preds_f = open(dir .. "/preds.jsonl", "ab")
+  return w
+end
+
+--- Append one finished trajectory; flushed before it returns.
+function Writer:write(traj)
+  self.traj_f:write(json.encode(traj), "\n")
+  self.traj_f:flush()
+  self.preds_f:write(json.encode(M.prediction(traj)), "\n")
+  self.preds_f:flush()
+  self.records[#self.records + 1] = traj
+  self.done[traj.instance_id] = true
+  self:write_summary()
+end
+
+--- Totals over trajectories (summary.json's content).
+function M.summarize(records, extra)
+  local s = { total = #records, resolved = 0, resolved_ids = {}, unresolved_ids = {}, error_ids = {},
+    empty_patch_ids = {}, by_reason = {}, by_exit_status = {}, steps = 0, tokens = 0, cost = 0,
+    seconds = { setup = 0, agent = 0, eval = 0, total = 0 } }
+  for _, t in ipairs(records) do
+    local id = t.instance_id
+    local reason = t.termination_reason or "aborted"
+    s.by_reason[reason] = (s.by_reason[reason] or 0) + 1
+    if t.exit_status then s.by_exit_status[t.exit_status] = (s.by_exit_status[t.exit_status] or 0) + 1 end
+    local ev = type(t.eval) == "table" and t.eval or nil
+    if reason == "aborted" or (ev and ev.status == "error") then
+      s.error_ids[#s.error_ids + 1] = id
+    elseif ev and ev.status == "empty_patch" or (t.patch or "") == "" then
+      s.empty_patch_ids[#s.empty_patch_ids + 1] = id
+    elseif ev and ev.resolved then
+      s.resolved = s.resolved + 1
+      s.resolved_ids[#s.resolved_ids + 1] = id
+    else
+      s.unresolved_ids[#s.unresolved_ids + 1] = id
+    end
+    s.steps = s.steps + #(t.steps or {})
+    local ms = t.model_stats or {}
+    s.tokens = s.tokens + (ms.tokens_sent or 0) + (ms.tokens_received or 0)
+    s.cost = s.cost + (ms.instance_cost or 0)
+    for k in pairs(s.seconds) do s.seconds[k] = s.seconds[k] + ((t.timings or {})[k] or 0) end
+  end
+  for _, k in ipairs({ "resolved_ids", "unresolved_ids", "error_ids", "empty_patch_ids" }) do
+    table.sort(s[k])
+    json.array(s[k])
+  end
+  for k, v in pairs(extra or {}) do s[k] = v end
+  return s
+end
+
+function Writer:summary(extra)
+  return M.summarize(self.records, extra)
+end
+
+function Writer:write_summary(extra)
+  local s = self:summary(extra or self.extra)
+  M.write_lines(self.dir .. "/summary.json", { s })
+  return s
+end
+
+--- The summary as a table for a terminal.
+function M.summary_table(s)
+  local function pct(n) return s.total > 0 and string.format("%.1f%%", 100 * n / s.total) or "-" end
+  local rows = {
+    { "tasks", tostring(s.total), "" },
+    { "resolved", tostring(#s.resolved_ids), pct(#s.resolved_ids) },
+    { "unresolved", tostring(#s.unresolved_ids), pct(#s.unresolved_ids) },
+    { "empty patch", tostring(#s.empty_patch_ids), pct(#s.empty_patch_ids) },
+    { "error (not graded)", tostring(#s.error_ids), pct(#s.error_ids) },
+  }
+  local reasons = {}
+  for r in pairs(s.by_reason) do reasons[#reasons + 1] = r end
+  table.sort(reasons)
+  for _, r in ipairs(reasons) do rows[#rows + 1] = { "ended: " .. r, tostring(s.by_reason[r]), pct(s.by_reason[r]) } end
+  rows[#rows + 1] = { "steps", tostring(s.steps), "" }
+  rows[#rows + 1] = { "tokens", tostring(s.tokens), "" }
+  rows[#rows + 1] = { "cost", string.format("$%.4f", s.cost), "" }
+  rows[#rows + 1] = { "time (setup/agent/eval)", string.format("%.1fs / %.1fs / %.1fs",
+    s.seconds.setup, s.seconds.agent, s.seconds.eval), "" }
+  local out = {}
+  for _, r in ipairs(rows) do out[#out + 1] = string.format("%-26s %12s %8s", r[1], r[2], r[3]) end
+  return table.concat(out, "\n")
+end
+
+function Writer:close()
+  if self.traj_f then self.traj_f:close(); self.traj_f = nil end
+  if self.preds_f then self.preds_f:close(); self.preds_f = nil end
+end
+
+return M

@@ -1,0 +1,68 @@
+-- swe_agent.lua: an agent works SWE tasks, each in its own sandbox; every
+-- patch is graded as SWE-bench grades it; the trajectories are kept.
+--   rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model
+--     [--replay FILE] --out DIR [--workers N] [--backend auto|docker|podman|local]
+--     [--step-limit N] [--cost-limit X] [--resume] [--finish-only] ...
+-- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
+-- DIR/eval/<instance_id>.log (docs/agent.md). Ctrl-C or SIGTERM ends the
+-- running tasks as `aborted` (written, their sandboxes stopped); --resume
+-- then runs what is left.
+local rock = require "rock"
+
+local usage = "rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model [--replay FILE] --out DIR [flags]"
+local o = rock.flags.parse(arg, {
+  instances = { help = "SWE-bench tasks, JSONL" },
+  policy = { default = "oracle", help = "oracle|replay|model" },
+  replay = { help = "replay file (--policy replay)" },
+  out = { help = "output dir" },
+  workers = { type = "number", default = 1, help = "tasks run at once" },
+  backend = { default = "auto", help = "auto|docker|podman|local" },
+  step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
+  cost_limit = { type = "number", default = 3, help = "USD per task (0 = none)" },
+  token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
+  wall_limit = { type = "number", default = 0, help = "seconds of agent time per task (0 = none)" },
+  command_timeout = { type = "number", default = 60, help = "seconds per bash command" },
+  mode = { default = "tools", help = "model policy: tools (tool calls) | text (one ```bash block)" },
+  model = { help = "model name (default $ROCK_LLM_MODEL)" },
+  base_url = { help = "OpenAI-compatible endpoint (default $ROCK_LLM_BASE_URL)" },
+  eval_in_place = { type = "boolean", default = false, help = "grade in the agent's sandbox, not a fresh one" },
+  no_eval = { type = "boolean", default = false, help = "do not grade" },
+  keep_on_failure = { type = "boolean", default = false, help = "keep an aborted task's sandbox for debugging" },
+  resume = { type = "boolean", default = false, help = "skip tasks already in DIR/trajectories.jsonl" },
+  finish_only = { type = "boolean", default = false, help = "also write DIR/finished.jsonl: finish trajectories only" },
+}, usage)
+if not o.instances or not o.out then
+  io.stderr:write("swe_agent: --instances and --out are required\nusage: ", usage, "\n")
+  os.exit(2)
+end
+
+local tasks, bad = rock.agent.tasks.load(o.instances)
+for _, e in ipairs(bad) do
+  io.stderr:write(string.format("swe_agent: %s line %d: %s (skipped)\n", o.instances, e.line, e.message))
+end
+
+local llm
+if o.policy == "model" then
+  llm = rock.llm.new{ model = o.model, base_url = o.base_url }
+end
+local summary = rock.agent.run(tasks, {
+  policy = o.policy, replay = o.replay, llm = llm, mode = o.mode, out = o.out,
+  workers = o.workers, resume = o.resume, backend = o.backend,
+  step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
+  wall_limit = o.wall_limit, command_timeout = o.command_timeout,
+  eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
+  teardown = { keep_on_failure = o.keep_on_failure },
+})
+
+if o.finish_only then
+  local kept, dropped = rock.filters.finish_only_file(o.out .. "/trajectories.jsonl", o.out .. "/finished.jsonl")
+  local parts = {}
+  for reason, n in pairs(dropped) do parts[#parts + 1] = reason .. " " .. n end
+  table.sort(parts)
+  print(string.format("finish-only: %d kept in %s/finished.jsonl; dropped: %s", kept, o.out,
+    #parts > 0 and table.concat(parts, ", ") or "none"))
+end
+
+print(rock.agent.summary_table(summary))
+-- interrupted: the host exits 128+signal by itself (rock.on_signal)
+if #bad > 0 and not summary.interrupted then os.exit(1) end

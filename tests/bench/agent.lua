@@ -1,0 +1,77 @@
+-- agent.lua: the loop's host overhead per step and demo tasks per minute
+-- (tests/bench/agent).   rock agent.lua N ROUNDS -> a report on stdout
+local rock = require "rock"
+local json = rock.json
+local hr = rock.uv.hrtime
+local n, rounds = tonumber(arg[1]) or 500, tonumber(arg[2]) or 3
+local here = arg[0]:match("(.*/)")
+local demo = here .. "../../recipes/demo/"
+local tmp = os.getenv("TMPDIR") or "/tmp"
+
+local function sh(cmd)
+  local p = io.popen(cmd)
+  local s = p:read("a")
+  p:close()
+  return (s:gsub("%s+$", ""))
+end
+
+-- a git repo for the step part
+local repo = tmp .. "/repo"
+os.execute("mkdir -p " .. repo .. " && cd " .. repo .. " && echo x > f && git init -q && git add -A && "
+  .. "git -c user.name=b -c user.email=b@b commit -qm base")
+local base = sh("git -C " .. repo .. " rev-parse HEAD")
+local t = { instance_id = "bench__steps-1", repo_dir = repo, base_commit = base, problem_statement = "bench",
+            FAIL_TO_PASS = {}, PASS_TO_PASS = {} }
+local actions = {}
+for i = 1, n do actions[i] = { tool = "bash", command = "true #" .. i } end -- distinct: no loop detection
+actions[n + 1] = { tool = "submit" }
+local replay = tmp .. "/replay.jsonl"
+local f = assert(io.open(replay, "w"))
+f:write(json.encode({ instance_id = t.instance_id, actions = actions }), "\n")
+f:close()
+
+print(string.format("step overhead: %d steps per round, %d rounds (local backend)", n, rounds))
+local direct_us, loop_us = {}, {}
+for r = 1, rounds do
+  -- direct: the same commands on one sandbox
+  local sb = rock.sandbox.start{ backend = "local" }
+  sb:create_session{ session = "agent", cwd = repo }
+  local t0 = hr()
+  for i = 1, n do sb:run_in_session{ session = "agent", command = "true #" .. i, timeout = 60, max_output = 10000 } end
+  direct_us[r] = (hr() - t0) / 1e3 / n
+  sb:stop()
+  -- the loop: only the agent phase (setup and teardown are not steps)
+  local _, trajs = rock.agent.run({ t }, { policy = "replay", replay = replay, backend = "local",
+    out = tmp .. "/out-steps-" .. r, eval = "none", progress = false, step_limit = 0 })
+  loop_us[r] = trajs[1].timings.agent * 1e6 / (n + 1)
+  print(string.format("  round %d: direct run_in_session %7.1f us/call   loop %7.1f us/step   overhead %7.1f us/step",
+    r, direct_us[r], loop_us[r], loop_us[r] - direct_us[r]))
+end
+table.sort(direct_us); table.sort(loop_us)
+local mid = (rounds + 1) // 2
+print(string.format("  median: direct %.1f us, loop %.1f us, host overhead per step %.1f us (target < 1000 us)",
+  direct_us[mid], loop_us[mid], loop_us[mid] - direct_us[mid]))
+
+-- tasks per minute on the demo set, oracle, docker
+local ok, up = pcall(function() return require("rock.engine").connect("docker"):ping(2) end)
+if not (ok and up) then print("tasks: docker not answering, skipped"); return end
+local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
+local copies = tonumber(os.getenv("COPIES") or "") or 4 -- each demo task this many times
+local list = {}
+for c = 1, copies do
+  for _, x in ipairs(tasks) do
+    local y = {}
+    for k, v in pairs(x) do y[k] = v end
+    y.instance_id = x.instance_id .. "-" .. c
+    list[#list + 1] = y
+  end
+end
+print(string.format("tasks: %d demo tasks (oracle, docker, eval in a fresh sandbox)", #list))
+for _, w in ipairs({ 1, 4, 8 }) do
+  local t0 = hr()
+  local s = rock.agent.run(list, { policy = "oracle", backend = "docker", workers = w,
+    out = tmp .. "/out-tasks-" .. w, progress = false })
+  local wall = (hr() - t0) / 1e9
+  print(string.format("  workers %d: %5.1f s wall, %6.1f tasks/min, resolved %d/%d; in sandboxes: setup %.1f s, agent %.1f s, eval %.1f s (summed over tasks)",
+    w, wall, #list / wall * 60, s.resolved, s.total, s.seconds.setup, s.seconds.agent, s.seconds.eval))
+end
