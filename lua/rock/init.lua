@@ -2,7 +2,7 @@
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
--- rock.engine (Engine API), rock.gc.
+-- rock.engine (Engine API), rock.gc. Models: rock.llm (chat completions).
 -- Also rock.json (lua-cjson), rock.uv (luv), rock.errors, rock.log (also
 -- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags).
 -- Modules load on first use, so `require "rock"` stays cheap.
@@ -21,7 +21,7 @@ local lazy = {
   sandbox = "rock.sandbox", http = "rock.http", errors = "rock.errors",
   images = "rock.images", teardown = "rock.teardown", engine = "rock.engine", gc = "rock.gc",
   json = "cjson", uv = "luv", core = "rock.core", task = "rock.task",
-  flags = "rock.flags",
+  flags = "rock.flags", llm = "rock.llm",
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
 }
 
