@@ -2,7 +2,8 @@
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
--- rock.engine (Engine API), rock.gc.
+-- rock.engine (Engine API), rock.gc. Models: rock.llm (chat completions).
+-- SWE agents: rock.agent (the loop, grading), rock.filters.
 -- Also rock.json (lua-cjson, with json.array for lists), rock.uv (luv), rock.errors, rock.log (also
 -- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags).
 -- Modules load on first use, so `require "rock"` stays cheap.
@@ -28,9 +29,6 @@ local lazy = {
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks
 --- end (what `rock recipe.lua` does for a recipe); for stock lua5.4.
 function M.run(fn, ...) return require("rock._main").run(fn, ...) end
-
---- rock.on_signal(fn): a recipe's own wind-down on SIGINT/SIGTERM (_main.lua).
-function M.on_signal(fn) return require("rock._main").on_signal(fn) end
 
 function M.version() return require("rock.core").version() end
 

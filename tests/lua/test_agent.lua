@@ -297,7 +297,7 @@ T.test("model, text mode: format errors three times in a row end as loop", funct
   T.eq(tr.termination_reason, "loop")
   T.eq(tr.exit_status, "RepeatedFormatError")
   T.eq(#reqs, 3)
-  T.match(reqs[3].body.messages[#reqs[3].body.messages].content, "EXACTLY ONE action")
+  T.match(reqs[3].body.messages[#reqs[3].body.messages].content, "EXACTLY ONE bash code block")
   T.eq(reqs[3].body.tools, nil)
 end)
 

@@ -1,10 +1,12 @@
 --- rock.agent.prompts: every text the agent loop shows a model, in one
--- editable table. Placeholders are {{name}}; render() fills them and
--- leaves unknown ones as they are. The observation texts follow
+-- editable table. Placeholders are {{name}}; render() fills them (a value
+-- missing is an error, so a typo is loud). The observation texts follow
 -- mini-swe-agent's SWE-bench templates (the return code, the elided long
 -- output, the timeout notice), so models trained on them read ours alike.
 -- Edit a copy and pass it as opts.prompts to rock.agent.run to change
 -- them for one run.
+local errors = require "rock.errors"
+
 local M = {}
 
 M.system = [[You are a helpful assistant that can interact with a computer shell to solve programming tasks.]]
@@ -55,20 +57,28 @@ echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT
 You cannot continue working on the task after submitting.
 </instructions>]]
 
-M.format_error = [[Please always provide EXACTLY ONE action in triple backticks, found {{actions}} actions.
+--- Text mode (mini-swe-agent's): the answer to a model reply that holds
+--- zero or several ```bash blocks (or an empty one). {{count}}: how many
+--- blocks were found.
+M.format_error = [[Format error: your reply must contain EXACTLY ONE bash code block, and it contained {{count}}.
+Every reply needs exactly one command, fenced like this (the opening fence is three backticks followed by the word bash, alone on its line):
 
-Please format your action in triple backticks as shown in <response_example>.
-
-<response_example>
-Here are some thoughts about why you want to perform the action.
+THOUGHT: one or two sentences on why you run this command.
 
 ```bash
-<action>
+your_command --here
 ```
-</response_example>
 
-If you have completed your assignment, please consult the first message about how to
-submit your solution (you will not be able to continue working on this task after that).]]
+Rules:
+- Exactly one ```bash block per reply, holding a command that is not empty. Other fences (```python, ```diff, plain ```) do not count as commands.
+- To run several commands, chain them in that one block with && or ;, or write a script with a here-document and run it in the same block.
+- When you are done, submit with this block and nothing else in it:
+
+```bash
+echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT
+```
+
+Your previous reply was not run. Reply again following these rules.]]
 
 M.tool_format_error = [[Your last answer did not call a tool correctly: {{reason}}.
 Call exactly one of the tools (bash, str_replace_editor, submit) with valid JSON arguments.]]
@@ -109,11 +119,25 @@ M.session_ended = [[The shell session ended (the command exited it); a new sessi
 
 M.submitted = [[Submitted.]]
 
---- Fill {{name}} placeholders from vars (values through tostring).
+--- Fill a template's {{name}} placeholders (spaces inside the braces are
+--- allowed) from vars; values go through tostring. A placeholder with no
+--- value in vars raises invalid_argument naming it, so a typo is loud.
+---@param template string
+---@param vars table|nil
+---@return string
 function M.render(template, vars)
-  return (template:gsub("{{([%w_]+)}}", function(k)
-    local v = vars[k]
-    if v == nil then return nil end
+  if type(template) ~= "string" then
+    errors.raise("invalid_argument", "prompts.render: template must be a string")
+  end
+  if vars ~= nil and type(vars) ~= "table" then
+    errors.raise("invalid_argument", "prompts.render: vars must be a table")
+  end
+  vars = vars or {}
+  return (template:gsub("{{%s*([%w_]+)%s*}}", function(name)
+    local v = vars[name]
+    if v == nil then
+      errors.raise("invalid_argument", "prompts.render: no value for {{" .. name .. "}}")
+    end
     return tostring(v)
   end))
 end

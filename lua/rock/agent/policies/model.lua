@@ -48,13 +48,9 @@ function Model:act(ctx)
   msg.role = "assistant"
   local turn = { message = msg, usage = r.usage, cost = r.cost or 0, seconds = r.seconds }
   if self.mode == "text" then
-    local cmd = require("rock.llm").parse_bash_block(msg.content or "")
-    if cmd then
-      turn.action = { tool = "bash", command = cmd }
-    else
-      local _, n = (msg.content or ""):gsub("```bash", "")
-      turn.format_error = prompts.render(self.prompts.format_error, { actions = n })
-    end
+    local cmd, why = require("rock.llm").parse_bash_block(msg.content or "")
+    if cmd then turn.action = { tool = "bash", command = cmd }
+    else turn.format_error = why end
     return turn
   end
   local calls = msg.tool_calls
