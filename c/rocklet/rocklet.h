@@ -40,6 +40,7 @@ void sessions_close_all(void);
 void exec_run(rock_http_req_t *req, json_t *args);
 void files_read(rock_http_req_t *req, json_t *args);
 void files_write(rock_http_req_t *req, json_t *args);
+void editor_run(rock_http_req_t *req, json_t *args); /* routes_editor.c */
 #include "upload.h" /* /upload: upload_on_headers (the server's on_headers), upload_run */
 
 /* The router (routes.c), main.c's server handler. */

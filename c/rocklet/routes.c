@@ -4,7 +4,7 @@
  * Every endpoint takes POST; /is_alive and /lease take GET and HEAD too;
  * another method is a 405 (bad_request). Text may hold \u0000 only in
  * write_file's content and run_in_session's command. The families: routes_session.c,
- * routes_exec.c, files.c; their answers: reply.c. */
+ * routes_exec.c, files.c, routes_editor.c; their answers: reply.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +50,7 @@ static const struct {
     {"/execute", exec_run, 0, NULL},
     {"/read_file", files_read, 0, NULL},
     {"/write_file", files_write, 0, "content"},
+    {"/editor", editor_run, 0, NULL}, /* routes_editor.c */
     {"/upload", upload_run, 0, NULL}, /* its body went to a file (upload.c) */
     {"/close", close_all, 0, NULL},
     {"/lease", lease, 1, NULL},

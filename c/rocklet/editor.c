@@ -1,0 +1,498 @@
+/* editor.c: SWE-agent's str_replace_editor (editor.h): path checks in
+ * SWE-agent's order, the five commands, the file I/O (non-blocking open,
+ * regular files up to 32 MiB, writes through a temp file and a rename:
+ * replace.c) and the undo history, bounded in bytes with the oldest entries
+ * dropped first. Texts and views are editor_text.c's; the listing of a
+ * directory is editor_dir.c's. */
+#include "editor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "editor_text.h"
+#include "replace.h"
+
+#define SNIPPET_LINES 4
+
+/* One undo step: the bytes path held before an edit (for create: after). */
+typedef struct entry {
+  struct entry *prev, *next; /* oldest first */
+  char *path;
+  char *data;
+  size_t len, cost;
+} entry_t;
+
+struct rock_editor_s {
+  entry_t *head, *tail;
+  size_t bytes, max;
+};
+
+/* --------------------------------------------------------- history */
+
+rock_editor_t *rock_editor_new(size_t history_max) {
+  rock_editor_t *ed = calloc(1, sizeof *ed);
+  if (ed) ed->max = history_max ? history_max : ROCK_EDITOR_HISTORY_MAX;
+  return ed;
+}
+
+static void unlink_entry(rock_editor_t *ed, entry_t *e) {
+  if (e->prev) e->prev->next = e->next;
+  else ed->head = e->next;
+  if (e->next) e->next->prev = e->prev;
+  else ed->tail = e->prev;
+  ed->bytes -= e->cost;
+  free(e->path);
+  free(e->data);
+  free(e);
+}
+
+void rock_editor_free(rock_editor_t *ed) {
+  if (!ed) return;
+  while (ed->head) unlink_entry(ed, ed->head);
+  free(ed);
+}
+
+size_t rock_editor_history_bytes(const rock_editor_t *ed) { return ed->bytes; }
+
+static entry_t *last_of(rock_editor_t *ed, const char *path) {
+  for (entry_t *e = ed->tail; e; e = e->prev)
+    if (!strcmp(e->path, path)) return e;
+  return NULL;
+}
+
+/* Keep data as path's newest undo step. One that cannot fit drops path's
+ * older steps too (an undo must never skip an edit). Returns 0 or -1. */
+static int push(rock_editor_t *ed, const char *path, const char *data, size_t len) {
+  size_t cost = sizeof(entry_t) + strlen(path) + 1 + len + 1;
+  if (cost > ed->max) {
+    for (entry_t *e; (e = last_of(ed, path));) unlink_entry(ed, e);
+    return 0;
+  }
+  while (ed->head && ed->bytes + cost > ed->max) unlink_entry(ed, ed->head);
+  entry_t *e = calloc(1, sizeof *e);
+  if (e) e->path = strdup(path);
+  if (e) e->data = malloc(len + 1);
+  if (!e || !e->path || !e->data) {
+    if (e) free(e->path), free(e->data);
+    free(e);
+    return -1;
+  }
+  memcpy(e->data, data, len);
+  e->data[len] = 0;
+  e->len = len, e->cost = cost;
+  e->prev = ed->tail;
+  if (ed->tail) ed->tail->next = e;
+  else ed->head = e;
+  ed->tail = e;
+  ed->bytes += cost;
+  return 0;
+}
+
+/* ------------------------------------------------------------ text */
+
+/* Append a message; return code (or -1 when out of memory). */
+static int fail(rock_buf_t *out, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(rock_buf_t *out, int code, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char small[1];
+  int n = vsnprintf(small, 1, fmt, ap);
+  va_end(ap);
+  if (n < 0 || rock_buf_reserve(out, (size_t)n)) return -1;
+  va_start(ap, fmt);
+  vsnprintf(out->data + out->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  out->len += n;
+  return code;
+}
+
+/* The path as Python's pathlib prints it: repeated slashes and "."
+ * components gone, no trailing slash; "" is ".". */
+static int norm_path(rock_buf_t *o, const char *in) {
+  int rc = 0;
+  if (in[0] == '/') rc = rock_buf_puts(o, in[1] == '/' && in[2] != '/' ? "//" : "/");
+  size_t root = o->len;
+  for (const char *s = in; *s && !rc;) {
+    while (*s == '/') s++;
+    size_t n = strcspn(s, "/");
+    if (n && !(n == 1 && s[0] == '.')) {
+      if (o->len > root) rc = rock_buf_append(o, "/", 1);
+      if (!rc) rc = rock_buf_append(o, s, n);
+    }
+    s += n;
+  }
+  if (!rc && !o->len) rc = rock_buf_puts(o, ".");
+  return rc;
+}
+
+/* Split text into lines: n lines, the byte where line k (0-based) starts. */
+static size_t count_lines(const char *s, size_t n) {
+  size_t k = 1;
+  for (const char *p = s; (p = memchr(p, '\n', s + n - p)); p++) k++;
+  return k;
+}
+
+static size_t line_start(const char *s, size_t n, size_t k) {
+  const char *p = s;
+  while (k-- && (p = memchr(p, '\n', s + n - p))) p++;
+  return p ? (size_t)(p - s) : n;
+}
+
+/* The end of line k (its \n, or the end of the text). */
+static size_t line_end(const char *s, size_t n, size_t k) {
+  size_t b = line_start(s, n, k);
+  const char *nl = memchr(s + b, '\n', n - b);
+  return nl ? (size_t)(nl - s) : n;
+}
+
+/* Lines [from, to) of s, joined by \n (Python's "\n".join(lines[from:to])),
+ * clamped to the text. */
+static void slice_lines(const char *s, size_t n, size_t from, size_t to, size_t *b,
+                        size_t *e) {
+  size_t lines = count_lines(s, n);
+  if (to > lines) to = lines;
+  if (from >= to) {
+    *b = *e = 0;
+    return;
+  }
+  *b = line_start(s, n, from);
+  *e = line_end(s, n, to - 1);
+}
+
+static size_t count_char(const char *s, size_t n, char c) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) k += s[i] == c;
+  return k;
+}
+
+/* ------------------------------------------------------------ files */
+
+/* Python's text of an OSError: "[Errno 2] No such file or directory: 'p'". */
+static int os_error(rock_buf_t *out, int code, int e, const char *p, const char *verb) {
+  return fail(out, code, "Ran into [Errno %d] %s: '%s' while trying to %s %s", e, strerror(e),
+              p, verb, p);
+}
+
+/* Read the regular file p (up to ROCK_EDITOR_MAX_FILE) into raw. Never
+ * blocks: opened non-blocking, anything but a regular file refused. */
+static int read_raw(const char *p, rock_buf_t *raw, rock_buf_t *out) {
+  int fd = open(p, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    int e = errno;
+    if (fd >= 0) close(fd);
+    return os_error(out, ROCK_EDITOR_E_READ, e, p, "read");
+  }
+  int rc = 0;
+  if (!S_ISREG(st.st_mode))
+    rc = fail(out, ROCK_EDITOR_E_READ,
+              "The path %s is not a regular file (a device, FIFO or socket): the editor "
+              "only opens regular files.", p);
+  else if ((size_t)st.st_size > ROCK_EDITOR_MAX_FILE) rc = EFBIG;
+  else if (rock_buf_reserve(raw, (size_t)st.st_size + 4096)) rc = -1;
+  while (!rc) {
+    if (raw->len + 1 >= raw->cap && rock_buf_reserve(raw, 65536)) rc = -1;
+    if (rc) break;
+    ssize_t n = read(fd, raw->data + raw->len, raw->cap - raw->len - 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) rc = os_error(out, ROCK_EDITOR_E_READ, errno, p, "read");
+    if (n <= 0) break;
+    raw->len += n;
+    raw->data[raw->len] = 0;
+    if (raw->len > ROCK_EDITOR_MAX_FILE) rc = EFBIG;
+  }
+  close(fd);
+  if (rc == EFBIG)
+    rc = fail(out, ROCK_EDITOR_E_READ,
+              "The file %s is larger than %zu MiB, the most this editor opens. Read and "
+              "edit it in parts with shell commands (`grep -n`, `sed -n`).",
+              p, ROCK_EDITOR_MAX_FILE >> 20);
+  return rc;
+}
+
+/* Replace the file p with data, keeping its mode (and owner, when we
+ * may): a temp file renamed over it, so a failure leaves it whole. A
+ * symlink is followed: its target is replaced. */
+static int write_raw(const char *p, const char *data, size_t n, rock_buf_t *out) {
+  char real[PATH_MAX];
+  const char *target = realpath(p, real) ? real : p;
+  struct stat st;
+  int had = stat(target, &st) == 0;
+  rock_replace_t r;
+  int rc = rock_replace_open(&r, target);
+  if (!rc) {
+    if (had && fchown(r.fd, st.st_uid, st.st_gid)) { /* not ours to give: keep ours */
+    }
+    rc = rock_replace_write(&r, data, n);
+    if (rc) rock_replace_abort(&r);
+    else rc = rock_replace_commit(&r);
+  }
+  return rc ? os_error(out, ROCK_EDITOR_E_WRITE, -rc, p, "write to") : 0;
+}
+
+/* Read p as text (enc says how it was stored); raw keeps the bytes. */
+static int read_text(const char *p, rock_buf_t *raw, rock_buf_t *text, rock__enc_t *enc,
+                     rock_buf_t *out) {
+  int rc = read_raw(p, raw, out);
+  if (rc) return rc;
+  return rock__decode(text, raw->data ? raw->data : "", raw->len, enc);
+}
+
+/* Store text in p as enc says; on success the old bytes become an undo step. */
+static int write_text(rock_editor_t *ed, const char *p, const rock_buf_t *text,
+                      const rock__enc_t *enc, const rock_buf_t *old, rock_buf_t *out) {
+  rock_buf_t bytes = {0}, msg = {0};
+  int rc = rock__encode(&bytes, text->data ? text->data : "", text->len, enc, &msg);
+  if (rc == 1)
+    rc = fail(out, ROCK_EDITOR_E_WRITE, "Ran into %s while trying to write to %s",
+              msg.data, p);
+  if (!rc) rc = write_raw(p, bytes.data ? bytes.data : "", bytes.len, out);
+  if (!rc) rc = push(ed, p, old->data ? old->data : "", old->len);
+  rock_buf_free(&bytes);
+  rock_buf_free(&msg);
+  return rc;
+}
+
+/* --------------------------------------------------------- commands */
+
+int rock__list_dir(rock_buf_t *out, const char *p); /* editor_dir.c */
+
+static int view(const rock_editor_req_t *q, const char *p, int isdir, rock_buf_t *out) {
+  if (isdir) {
+    if (q->view_range_set)
+      return fail(out, 10, "The `view_range` parameter is not allowed when `path` points to "
+                  "a directory.");
+    return rock__printf(out, "Here's the files and directories up to 2 levels deep in %s, "
+                        "excluding hidden items:\n", p) || rock__list_dir(out, p) ||
+           rock_buf_puts(out, "\n") ? -1 : 0;
+  }
+  if (q->view_range_set < 0)
+    return fail(out, 11, "Invalid `view_range`. It should be a list of two integers.");
+  rock_buf_t raw = {0}, text = {0};
+  rock__enc_t enc;
+  int rc = read_text(p, &raw, &text, &enc, out);
+  const char *s = text.data ? text.data : "";
+  size_t b = 0, e = text.len;
+  long long a = 1;
+  if (!rc && q->view_range_set) {
+    long long n = (long long)count_lines(s, text.len), z = q->view_range[1];
+    a = q->view_range[0];
+    if (a < 1 || a > n)
+      rc = fail(out, 12, "Invalid `view_range`: [%lld, %lld]. Its first element `%lld` should "
+                "be within the range of lines of the file: [1, %lld]", a, z, a, n);
+    else if (z > n)
+      rc = fail(out, 13, "Invalid `view_range`: [%lld, %lld]. Its second element `%lld` should "
+                "be smaller than the number of lines in the file: `%lld`", a, z, z, n);
+    else if (z != -1 && z < a)
+      rc = fail(out, 14, "Invalid `view_range`: [%lld, %lld]. Its second element `%lld` should "
+                "be larger or equal than its first `%lld`", a, z, z, a);
+    else slice_lines(s, text.len, (size_t)a - 1, z == -1 ? (size_t)n : (size_t)z, &b, &e);
+  }
+  if (!rc) rc = rock__view(out, s + b, e - b, p, a);
+  rock_buf_free(&raw);
+  rock_buf_free(&text);
+  return rc;
+}
+
+static int create(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
+                  rock_buf_t *out) {
+  if (!q->file_text) return fail(out, 1, "Parameter `file_text` is required for command: create");
+  const char *slash = strrchr(p, '/');
+  rock_buf_t dir = {0};
+  int rc = rock_buf_append(&dir, p, slash == p ? 1 : (size_t)(slash - p)) ? -1 : 0;
+  struct stat st;
+  if (!rc && stat(dir.data, &st) != 0)
+    rc = fail(out, 21, "The parent directory %s does not exist. Please create it first.",
+              dir.data);
+  rock_buf_free(&dir);
+  if (rc) return rc;
+  size_t n = strlen(q->file_text);
+  if ((rc = write_raw(p, q->file_text, n, out))) return rc;
+  if (push(ed, p, q->file_text, n)) return -1;
+  return fail(out, 0, "File created successfully at: %s", p);
+}
+
+/* Non-overlapping occurrences of x in s (Python's str.count); an empty x
+ * occurs before every character and at the end. */
+static size_t occurrences(const char *s, size_t n, const char *x, size_t xn, size_t *first) {
+  *first = 0;
+  if (!xn) return rock__utf8_count(s, n) + 1;
+  size_t k = 0;
+  for (const char *at = s; (at = memmem(at, s + n - at, x, xn)); at += xn)
+    if (!k++) *first = at - s;
+  return k;
+}
+
+static int str_replace(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
+                       rock_buf_t *out) {
+  if (!q->old_str)
+    return fail(out, 2, "Parameter `old_str` is required for command: str_replace");
+  rock_buf_t raw = {0}, file = {0}, text = {0}, old = {0}, new = {0}, edited = {0};
+  rock__enc_t enc;
+  int rc = read_text(p, &raw, &file, &enc, out);
+  if (!rc && (rock__expandtabs(&text, file.data ? file.data : "", file.len) ||
+              rock__expandtabs(&old, q->old_str, strlen(q->old_str)) ||
+              rock__expandtabs(&new, q->new_str ? q->new_str : "",
+                               q->new_str ? strlen(q->new_str) : 0)))
+    rc = -1;
+  const char *t = text.data ? text.data : "", *o = old.data ? old.data : "",
+             *w = new.data ? new.data : "";
+  size_t at = 0, k = rc ? 0 : occurrences(t, text.len, o, old.len, &at);
+  if (!rc && k == 0)
+    rc = fail(out, 15, "No replacement was performed, old_str `%s` did not appear verbatim in "
+              "%s.", o, p);
+  if (!rc && k > 1) {
+    rock_buf_t lines = {0};
+    rc = rock_buf_puts(&lines, "[");
+    size_t no = 1, any = 0;
+    for (const char *s = t, *e = t + text.len; !rc; no++) {
+      const char *nl = memchr(s, '\n', e - s), *end = nl ? nl : e;
+      if (!old.len || memmem(s, end - s, o, old.len))
+        rc = rock__printf(&lines, "%s%zu", any++ ? ", " : "", no);
+      if (!nl) break;
+      s = nl + 1;
+    }
+    if (!rc) rc = rock_buf_puts(&lines, "]");
+    if (!rc)
+      rc = fail(out, 16, "No replacement was performed. Multiple occurrences of old_str `%s` in "
+                "lines %s. Please ensure it is unique", o, lines.data);
+    rock_buf_free(&lines);
+  }
+  if (!rc && old.len == new.len && !memcmp(o, w, old.len))
+    rc = fail(out, 161, "No replacement was performed, old_str `%s` is the same as new_str "
+              "`%s`.", o, w);
+  if (!rc && (rock_buf_append(&edited, t, at) || rock_buf_append(&edited, w, new.len) ||
+              rock_buf_append(&edited, t + at + old.len, text.len - at - old.len)))
+    rc = -1;
+  if (!rc) rc = write_text(ed, p, &edited, &enc, &raw, out);
+  if (!rc) {
+    size_t line = count_char(t, at, '\n');
+    size_t from = line > SNIPPET_LINES ? line - SNIPPET_LINES : 0;
+    size_t to = line + SNIPPET_LINES + count_char(w, new.len, '\n') + 1, b, e;
+    slice_lines(edited.data, edited.len, from, to, &b, &e);
+    rock_buf_t desc = {0};
+    rc = rock__printf(out, "The file %s has been edited. ", p) ||
+         rock__printf(&desc, "a snippet of %s", p) ||
+         rock__view(out, edited.data + b, e - b, desc.data, (long long)from + 1) ||
+         rock_buf_puts(out, "Review the changes and make sure they are as expected. Edit the "
+                       "file again if necessary.") ? -1 : 0;
+    rock_buf_free(&desc);
+  }
+  rock_buf_free(&raw), rock_buf_free(&file), rock_buf_free(&text);
+  rock_buf_free(&old), rock_buf_free(&new), rock_buf_free(&edited);
+  return rc;
+}
+
+static int insert(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
+                  rock_buf_t *out) {
+  if (!q->insert_line_set)
+    return fail(out, 3, "Parameter `insert_line` is required for command: insert");
+  if (!q->new_str) return fail(out, 4, "Parameter `new_str` is required for command: insert");
+  rock_buf_t raw = {0}, file = {0}, text = {0}, new = {0}, edited = {0}, snip = {0};
+  rock__enc_t enc;
+  int rc = read_text(p, &raw, &file, &enc, out);
+  if (!rc && (rock__expandtabs(&text, file.data ? file.data : "", file.len) ||
+              rock__expandtabs(&new, q->new_str, strlen(q->new_str))))
+    rc = -1;
+  const char *t = text.data ? text.data : "", *w = new.data ? new.data : "";
+  long long k = q->insert_line, n = rc ? 0 : (long long)count_lines(t, text.len);
+  if (!rc && (k < 0 || k > n))
+    rc = fail(out, 17, "Invalid `insert_line` parameter: %lld. It should be within the range "
+              "of lines of the file: [0, %lld]", k, n);
+  if (!rc) {
+    /* lines[:k] + new_lines + lines[k:], joined by \n */
+    size_t at = line_start(t, text.len, (size_t)k);
+    if (k == 0)
+      rc = rock_buf_append(&edited, w, new.len) || rock_buf_append(&edited, "\n", 1) ||
+           rock_buf_append(&edited, t, text.len);
+    else if (k == n)
+      rc = rock_buf_append(&edited, t, text.len) || rock_buf_append(&edited, "\n", 1) ||
+           rock_buf_append(&edited, w, new.len);
+    else
+      rc = rock_buf_append(&edited, t, at) || rock_buf_append(&edited, w, new.len) ||
+           rock_buf_append(&edited, "\n", 1) || rock_buf_append(&edited, t + at, text.len - at);
+    /* the snippet: 4 lines before, the new lines, 4 after */
+    size_t b1, e1, b2, e2, from = k > SNIPPET_LINES ? (size_t)k - SNIPPET_LINES : 0;
+    slice_lines(t, text.len, from, (size_t)k, &b1, &e1);
+    slice_lines(t, text.len, (size_t)k, (size_t)k + SNIPPET_LINES, &b2, &e2);
+    if (!rc)
+      rc = (k > 0 && (rock_buf_append(&snip, t + b1, e1 - b1) || rock_buf_append(&snip, "\n", 1))) ||
+           rock_buf_append(&snip, w, new.len) ||
+           (k < n && (rock_buf_append(&snip, "\n", 1) || rock_buf_append(&snip, t + b2, e2 - b2)));
+    rc = rc ? -1 : 0;
+  }
+  if (!rc) rc = write_text(ed, p, &edited, &enc, &raw, out);
+  if (!rc)
+    rc = rock__printf(out, "The file %s has been edited. ", p) ||
+         rock__view(out, snip.data, snip.len, "a snippet of the edited file",
+                    k - SNIPPET_LINES + 1 > 1 ? k - SNIPPET_LINES + 1 : 1) ||
+         rock_buf_puts(out, "Review the changes and make sure they are as expected (correct "
+                       "indentation, no duplicate lines, etc). Edit the file again if "
+                       "necessary.") ? -1 : 0;
+  rock_buf_free(&raw), rock_buf_free(&file), rock_buf_free(&text);
+  rock_buf_free(&new), rock_buf_free(&edited), rock_buf_free(&snip);
+  return rc;
+}
+
+static int undo(rock_editor_t *ed, const char *p, rock_buf_t *out) {
+  entry_t *e = last_of(ed, p);
+  if (!e) return fail(out, 18, "No edit history found for %s.", p);
+  int rc = write_raw(p, e->data, e->len, out);
+  if (rc) return rc;
+  rock_buf_t text = {0};
+  rock__enc_t enc;
+  rc = rock__decode(&text, e->data, e->len, &enc) ||
+       rock__printf(out, "Last edit to %s undone successfully. ", p) ||
+       rock__view(out, text.data, text.len, p, 1) ? -1 : 0;
+  rock_buf_free(&text);
+  unlink_entry(ed, e);
+  return rc;
+}
+
+/* SWE-agent's validate_path, then the command. */
+static int run(rock_editor_t *ed, const rock_editor_req_t *q, const char *p, rock_buf_t *out) {
+  const char *c = q->command;
+  if (p[0] != '/') {
+    const char *cwd = q->cwd && *q->cwd ? q->cwd : "/";
+    size_t cl = strlen(cwd);
+    int dot = !strcmp(p, ".");
+    return fail(out, 6, "The path %s is not an absolute path, it should start with `/`. Maybe "
+                "you meant %s%s%s?", p, cwd, dot || cwd[cl - 1] == '/' ? "" : "/",
+                dot ? "" : p);
+  }
+  struct stat st;
+  int exists = stat(p, &st) == 0, isdir = exists && S_ISDIR(st.st_mode);
+  int create_cmd = !strcmp(c, "create");
+  if (!exists && !create_cmd)
+    return fail(out, 7, "The path %s does not exist. Please provide a valid path.", p);
+  if (create_cmd && (exists || lstat(p, &st) == 0)) /* a dangling symlink too */
+    return fail(out, 8, "File already exists at: %s. Cannot overwrite files using command "
+                "`create`.", p);
+  if (isdir && strcmp(c, "view"))
+    return fail(out, 9, "The path %s is a directory and only the `view` command can be used on "
+                "directories", p);
+  if (!strcmp(c, "view")) return view(q, p, isdir, out);
+  if (create_cmd) return create(ed, q, p, out);
+  if (!strcmp(c, "str_replace")) return str_replace(ed, q, p, out);
+  if (!strcmp(c, "insert")) return insert(ed, q, p, out);
+  if (!strcmp(c, "undo_edit")) return undo(ed, p, out);
+  return fail(out, 5, "Unrecognized command %s. The allowed commands for the str_replace_editor "
+              "tool are: \"view\", \"create\", \"str_replace\", \"insert\", \"undo_edit\"", c);
+}
+
+int rock_editor_run(rock_editor_t *ed, const rock_editor_req_t *req, rock_buf_t *out) {
+  rock_buf_t p = {0};
+  size_t mark = out->len;
+  int rc = norm_path(&p, req->path ? req->path : "") ? -1 : run(ed, req, p.data, out);
+  rock_buf_free(&p);
+  if (rc < 0 && out->data) out->data[out->len = mark] = 0;
+  return rc;
+}
