@@ -440,8 +440,8 @@ function Client:chat(req)
       if status == 429 and code ~= "insufficient_quota" then
         wait = retry_after(res.headers)
         if wait then wait = math.min(wait, M.MAX_RETRY_AFTER) end
-      elseif status >= 500 or status == 408 then -- luacheck: ignore 542
-        -- retried with backoff
+      elseif status >= 500 or status == 408 then
+        wait = nil -- a server error or its request timeout: backoff
       elseif is_context_error(status, msg, code) then
         errors.raise("context_overflow", what, extra)
       else
