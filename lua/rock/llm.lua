@@ -450,13 +450,14 @@ function Client:chat(req)
       cause = string.format("HTTP %d%s", status, msg and (": " .. msg) or "")
     end
     if attempt > self.retries then
-      errors.raise("llm_unreachable", string.format("%s: no answer after %d attempt%s; last: %s",
+      errors.raise("llm_unreachable", string.format("%s: gave up after %d attempt%s; last: %s",
         self.url, attempt, attempt == 1 and "" or "s", cause),
         { op = "llm.chat", attempts = attempt, http_status = status, cause = cause })
     end
     wait = wait or self:_backoff(attempt)
     self.stats.retries = self.stats.retries + 1
-    log.warn("llm", "%s (attempt %d of %d); retrying in %.2fs", cause, attempt, self.retries + 1, wait)
+    log.warn("llm", "%s: %s (attempt %d of %d); retrying in %.2fs", self.url, cause, attempt,
+      self.retries + 1, wait)
     task.sleep(wait)
   end
 end
