@@ -440,8 +440,8 @@ function Client:chat(req)
       if status == 429 and code ~= "insufficient_quota" then
         wait = retry_after(res.headers)
         if wait then wait = math.min(wait, M.MAX_RETRY_AFTER) end
-      elseif status >= 500 or status == 408 then -- luacheck: ignore 542
-        -- retried with backoff
+      elseif status >= 500 or status == 408 then
+        wait = nil -- a server error or its request timeout: backoff
       elseif is_context_error(status, msg, code) then
         errors.raise("context_overflow", what, extra)
       else
@@ -450,13 +450,14 @@ function Client:chat(req)
       cause = string.format("HTTP %d%s", status, msg and (": " .. msg) or "")
     end
     if attempt > self.retries then
-      errors.raise("llm_unreachable", string.format("%s: no answer after %d attempt%s; last: %s",
+      errors.raise("llm_unreachable", string.format("%s: gave up after %d attempt%s; last: %s",
         self.url, attempt, attempt == 1 and "" or "s", cause),
         { op = "llm.chat", attempts = attempt, http_status = status, cause = cause })
     end
     wait = wait or self:_backoff(attempt)
     self.stats.retries = self.stats.retries + 1
-    log.warn("llm", "%s (attempt %d of %d); retrying in %.2fs", cause, attempt, self.retries + 1, wait)
+    log.warn("llm", "%s: %s (attempt %d of %d); retrying in %.2fs", self.url, cause, attempt,
+      self.retries + 1, wait)
     task.sleep(wait)
   end
 end
