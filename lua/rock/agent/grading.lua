@@ -6,7 +6,7 @@
 --   local result = grading.run(task, patch, { sandbox = { backend = "docker" } })
 --   local result = grading.evaluate(sb, task, patch)   -- in a sandbox you hold
 -- Tasks come from tasks.lua; recipes/swe_eval.lua grades prediction files.
-local json = require "cjson"
+local json = require "rock.agent.json"
 local errors = require "rock.errors"
 local log = require "rock.log"
 local task_mod = require "rock.task"
@@ -43,7 +43,7 @@ local EXIT_VAR = "rock_test_exit_code"
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-local function list() return setmetatable({}, json.array_mt) end
+local function list() return json.array() end
 
 local function check_task(t, fname)
   if type(t) ~= "table" then errors.raise("invalid_argument", fname .. ": 'task' must be a table") end
