@@ -377,6 +377,9 @@ function M.evaluate(sb, task, patch, opts)
     errors.raise("invalid_argument", "evaluate: 'sb' must be a sandbox")
   end
   local t = check_task(task, "evaluate")
+  if opts ~= nil and type(opts) ~= "table" then
+    errors.raise("invalid_argument", "evaluate: 'opts' must be a table")
+  end
   if check_patch(patch, "evaluate") then return empty_result(t) end
   opts = opts or {}
   local timeout = task_mod.check_seconds(opts.timeout, "evaluate: 'timeout'", true) or t.eval_timeout
@@ -427,8 +430,10 @@ end
 ---@return rock.EvalResult
 function M.run(task, patch, opts)
   local t = check_task(task, "run")
+  if opts ~= nil and type(opts) ~= "table" then
+    errors.raise("invalid_argument", "run: 'opts' must be a table")
+  end
   opts = opts or {}
-  if type(opts) ~= "table" then errors.raise("invalid_argument", "run: 'opts' must be a table") end
   if opts.sandbox ~= nil and type(opts.sandbox) ~= "table" then
     errors.raise("invalid_argument", "run: 'opts.sandbox' must be a table")
   end
