@@ -376,7 +376,10 @@ T.test("diff: new, binary and non-UTF-8 files, byte for byte", function()
   -- nothing changed: an empty patch
   local t3 = local_task("pager")
   T.eq(grading.diff(sb, t3), "")
+  local function diff_files() return T.sh("ls /tmp | grep -c '^rock-diff\\.' || true") end
+  local before = diff_files()
   T.raises("git_failed", grading.diff, sb, local_task("pager", { base_commit = "0000000" }))
+  T.eq(diff_files(), before, "a failed diff leaves no file behind")
 end)
 
 -- the replay files: their edits, made here the way the editor makes them

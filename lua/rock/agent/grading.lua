@@ -241,9 +241,9 @@ end
 ---@return string patch
 function M.diff(sb, task)
   task = check_task(task, "diff")
-  local cmd = "set -e; f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\"); " .. GIT .. "add -A; " ..
+  local cmd = "f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\") || exit 1; if " .. GIT .. "add -A && " ..
     GIT .. "diff --cached --binary --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ " ..
-    q(task.base_commit) .. " >\"$f\"; echo \"$f\""
+    q(task.base_commit) .. " >\"$f\"; then echo \"$f\"; else rc=$?; rm -f \"$f\"; exit $rc; fi"
   local ok, out, code = run(sb, cmd, task.repo_dir, M.STEP_TIMEOUT)
   local file = ok and out:match("^(/%S+)\n")
   if not file then
