@@ -1,9 +1,11 @@
 -- make_tasks.lua: write recipes/demo/tasks.jsonl, the demo tasks in
 -- SWE-bench's fields, from the repos (repos/NAME, the base state), the
 -- patches (patches/NAME.gold.diff, patches/NAME.test.diff) and the lists
--- below. base_commit is what make-repo makes (fixed names and dates).
+-- below; base_commit is what make-repo makes (fixed names and dates).
+-- Also writes replay-solve.jsonl and replay-fail.jsonl (the REPLAYS below:
+-- an agent's actions that solve each task, and actions that do not).
 --   rock recipes/demo/make_tasks.lua [--out FILE] [--check]
--- --check compares with the file instead of writing it (exit 1 if stale).
+-- --check compares with the files instead of writing them (exit 1 if stale).
 local rock = require "rock"
 
 local here = arg[0]:match("(.*/)") or "./"
@@ -56,6 +58,52 @@ returning the last item. A partly filled last page should count as a page.
       "tests/test_pages.py::test_bad_per_page", "tests/test_pages.py::test_negative_page" } },
 }
 
+-- actions per task: {"bash", command} or {"str_replace", path, old, new}
+local REPLAYS = {
+  calc = {
+    solve = {
+      { "bash", "cd /testbed && grep -n isdigit calc/*.py" },
+      { "str_replace", "/testbed/calc/tokens.py", "        elif ch.isdigit():\n",
+        "        elif ch.isdigit() or ch == \".\":\n" },
+      { "str_replace", "/testbed/calc/tokens.py", "while j < len(text) and text[j].isdigit():",
+        "while j < len(text) and (text[j].isdigit() or text[j] == \".\"):" },
+      { "str_replace", "/testbed/calc/evaluate.py",
+        "        if not tok.isdigit():\n            raise ParseError(f\"expected a number, got {tok!r}\")\n" ..
+        "        return int(tok)\n",
+        "        try:\n            return float(tok) if \".\" in tok else int(tok)\n" ..
+        "        except ValueError:\n            raise ParseError(f\"expected a number, got {tok!r}\") from None\n" },
+      { "bash", "cd /testbed && python3 -c 'from calc import evaluate; print(evaluate(\"2.5 * 2\"))'" },
+    },
+    fail = { -- the tokenizer alone: int("2.5") still fails
+      { "str_replace", "/testbed/calc/tokens.py", "        elif ch.isdigit():\n",
+        "        elif ch.isdigit() or ch == \".\":\n" },
+      { "str_replace", "/testbed/calc/tokens.py", "while j < len(text) and text[j].isdigit():",
+        "while j < len(text) and (text[j].isdigit() or text[j] == \".\"):" },
+    },
+  },
+  textutil = {
+    solve = {
+      { "bash", "cd /testbed && python3 -c 'from textutil import slugify; print(slugify(\"Hello, World!\"))'" },
+      { "str_replace", "/testbed/textutil/slug.py", "re.sub(r\"[^a-z0-9]\", sep, text.lower())",
+        "re.sub(r\"[^a-z0-9]+\", sep, text.lower())" },
+    },
+    fail = { -- strips more, collapses nothing
+      { "str_replace", "/testbed/textutil/slug.py", "return text.strip(sep)", "return text.strip(sep + \" \")" },
+    },
+  },
+  pager = {
+    solve = {
+      { "bash", "cat /testbed/pager/pages.py" },
+      { "str_replace", "/testbed/pager/pages.py", "return max(1, total // per_page)",
+        "return max(1, -(-total // per_page))" },
+    },
+    fail = { -- true division: 11 items on 5 a page give 2.2 pages
+      { "str_replace", "/testbed/pager/pages.py", "return max(1, total // per_page)",
+        "return max(1, total / per_page)" },
+    },
+  },
+}
+
 local function slurp(path)
   local f = assert(io.open(path, "rb"))
   local s = f:read("a")
@@ -89,20 +137,50 @@ for _, t in ipairs(TASKS) do
   end
   lines[#lines + 1] = "{" .. table.concat(parts, ",") .. "}\n"
 end
-local text = table.concat(lines)
 
-if opts.check then
-  local f = io.open(opts.out, "rb")
-  local old = f and f:read("a")
-  if f then f:close() end
-  if old ~= text then
-    io.stderr:write("make_tasks: ", opts.out, " is stale: run rock recipes/demo/make_tasks.lua\n")
-    os.exit(1)
+local function replay(kind)
+  local out = {}
+  for _, t in ipairs(TASKS) do
+    local actions = {}
+    for _, a in ipairs(REPLAYS[t.name][kind]) do
+      if a[1] == "bash" then
+        actions[#actions + 1] = '{"tool":"bash","command":' .. rock.json.encode(a[2]) .. "}"
+      else
+        actions[#actions + 1] = '{"tool":"str_replace_editor","command":"str_replace","path":' ..
+          rock.json.encode(a[2]) .. ',"old_str":' .. rock.json.encode(a[3]) ..
+          ',"new_str":' .. rock.json.encode(a[4]) .. "}"
+      end
+    end
+    actions[#actions + 1] = '{"tool":"submit"}'
+    out[#out + 1] = '{"instance_id":"demo__' .. t.name .. '-1","actions":[' ..
+      table.concat(actions, ",") .. "]}\n"
   end
-  print("make_tasks: " .. opts.out .. " is up to date")
-else
-  local f = assert(io.open(opts.out, "wb"))
-  f:write(text)
-  f:close()
-  print(string.format("make_tasks: wrote %d tasks to %s", #TASKS, opts.out))
+  return table.concat(out)
 end
+
+local outdir = opts.out:match("(.*/)") or "./"
+local files = {
+  { opts.out, table.concat(lines) },
+  { outdir .. "replay-solve.jsonl", replay("solve") },
+  { outdir .. "replay-fail.jsonl", replay("fail") },
+}
+local stale = false
+for _, f in ipairs(files) do
+  local path, text = f[1], f[2]
+  if opts.check then
+    local h = io.open(path, "rb")
+    local old = h and h:read("a")
+    if h then h:close() end
+    if old ~= text then
+      io.stderr:write("make_tasks: ", path, " is stale: run rock recipes/demo/make_tasks.lua\n")
+      stale = true
+    end
+  else
+    local h = assert(io.open(path, "wb"))
+    h:write(text)
+    h:close()
+    print("make_tasks: wrote " .. path)
+  end
+end
+if stale then os.exit(1) end
+if opts.check then print("make_tasks: up to date") end

@@ -6,7 +6,7 @@
 --   local result = grading.run(task, patch, { sandbox = { backend = "docker" } })
 --   local result = grading.evaluate(sb, task, patch)   -- in a sandbox you hold
 -- Tasks come from tasks.lua; recipes/swe_eval.lua grades prediction files.
-local json = require "cjson"
+local json = require "rock.agent.json"
 local errors = require "rock.errors"
 local log = require "rock.log"
 local task_mod = require "rock.task"
@@ -43,7 +43,7 @@ local EXIT_VAR = "rock_test_exit_code"
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-local function list() return setmetatable({}, json.array_mt) end
+local function list() return json.array() end
 
 local function check_task(t, fname)
   if type(t) ~= "table" then errors.raise("invalid_argument", fname .. ": 'task' must be a table") end
@@ -241,9 +241,9 @@ end
 ---@return string patch
 function M.diff(sb, task)
   task = check_task(task, "diff")
-  local cmd = "set -e; f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\"); " .. GIT .. "add -A; " ..
+  local cmd = "f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\") || exit 1; if " .. GIT .. "add -A && " ..
     GIT .. "diff --cached --binary --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ " ..
-    q(task.base_commit) .. " >\"$f\"; echo \"$f\""
+    q(task.base_commit) .. " >\"$f\"; then echo \"$f\"; else rc=$?; rm -f \"$f\"; exit $rc; fi"
   local ok, out, code = run(sb, cmd, task.repo_dir, M.STEP_TIMEOUT)
   local file = ok and out:match("^(/%S+)\n")
   if not file then
@@ -377,6 +377,9 @@ function M.evaluate(sb, task, patch, opts)
     errors.raise("invalid_argument", "evaluate: 'sb' must be a sandbox")
   end
   local t = check_task(task, "evaluate")
+  if opts ~= nil and type(opts) ~= "table" then
+    errors.raise("invalid_argument", "evaluate: 'opts' must be a table")
+  end
   if check_patch(patch, "evaluate") then return empty_result(t) end
   opts = opts or {}
   local timeout = task_mod.check_seconds(opts.timeout, "evaluate: 'timeout'", true) or t.eval_timeout
@@ -427,8 +430,10 @@ end
 ---@return rock.EvalResult
 function M.run(task, patch, opts)
   local t = check_task(task, "run")
+  if opts ~= nil and type(opts) ~= "table" then
+    errors.raise("invalid_argument", "run: 'opts' must be a table")
+  end
   opts = opts or {}
-  if type(opts) ~= "table" then errors.raise("invalid_argument", "run: 'opts' must be a table") end
   if opts.sandbox ~= nil and type(opts.sandbox) ~= "table" then
     errors.raise("invalid_argument", "run: 'opts.sandbox' must be a table")
   end

@@ -4,7 +4,7 @@
 --   local t, why = tasks.normalize(decoded)
 -- Grading reads these fields (grading.lua); the agent loop reads
 -- problem_statement, image, repo_dir. Read next: grading.lua.
-local json = require "cjson"
+local json = require "rock.agent.json"
 local errors = require "rock.errors"
 local images = require "rock.images"
 
@@ -57,7 +57,7 @@ local function test_list(v, field)
     end
     out[i] = v[i]
   end
-  return setmetatable(out, json.array_mt)
+  return json.array(out)
 end
 
 local REQUIRED = { "instance_id", "repo", "base_commit", "problem_statement", "test_patch" }
