@@ -115,11 +115,22 @@ int rock__encode(rock_buf_t *out, const char *text, size_t n, const rock__enc_t 
     else if (cp <= 0xFF) {
       char b = (char)cp;
       rc = rock_buf_append(out, &b, 1);
-    } else {
-      return rock__printf(msg, "'latin-1' codec can't encode character '\\%s%0*x' in position "
+    } else { /* Python's UnicodeEncodeError text: one character, or a run */
+      size_t end = pos + 1;
+      unsigned c2;
+      for (const unsigned char *q = p + l; q < e; end++) {
+        size_t l2 = utf8_seq(q, e, &c2);
+        if (!l2 || c2 <= 0xFF) break;
+        q += l2;
+      }
+      if (end - pos > 1)
+        rc = rock__printf(msg, "'latin-1' codec can't encode characters in position %zu-%zu: "
+                          "ordinal not in range(256)", pos, end - 1);
+      else
+        rc = rock__printf(msg, "'latin-1' codec can't encode character '\\%s%0*x' in position "
                           "%zu: ordinal not in range(256)",
-                          cp > 0xFFFF ? "U" : "u", cp > 0xFFFF ? 8 : 4, cp, pos)
-                 ? -1 : 1;
+                          cp > 0xFFFF ? "U" : "u", cp > 0xFFFF ? 8 : 4, cp, pos);
+      return rc ? -1 : 1;
     }
     if (rc) return -1;
     p += l, pos++;
