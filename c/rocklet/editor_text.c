@@ -139,20 +139,19 @@ int rock__encode(rock_buf_t *out, const char *text, size_t n, const rock__enc_t 
 }
 
 int rock__expandtabs(rock_buf_t *out, const char *s, size_t n) {
-  if (!n) return rock_buf_append(out, "", 0);
-  if (!memchr(s, '\t', n)) return rock_buf_append(out, s, n);
+  if (!n || !memchr(s, '\t', n)) return rock_buf_append(out, s, n);
   size_t col = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = s[i];
-    if (c == '\t') {
-      size_t k = 8 - col % 8;
-      if (rock_buf_append(out, "        ", k)) return -1;
-      col += k;
-      continue;
-    }
-    if (rock_buf_append(out, &s[i], 1)) return -1;
-    if (c == '\n' || c == '\r') col = 0;
-    else if ((c & 0xC0) != 0x80) col++;
+  for (const char *e = s + n; s < e;) {
+    const char *tab = memchr(s, '\t', e - s), *end = tab ? tab : e;
+    for (const char *c = s; c < end; c++) /* the column at the span's end */
+      if (*c == '\n' || *c == '\r') col = 0;
+      else if ((*c & 0xC0) != 0x80) col++;
+    if (rock_buf_append(out, s, end - s)) return -1;
+    if (!tab) break;
+    size_t k = 8 - col % 8;
+    if (rock_buf_append(out, "        ", k)) return -1;
+    col += k;
+    s = tab + 1;
   }
   return 0;
 }
