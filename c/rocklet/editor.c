@@ -467,7 +467,7 @@ static int undo(rock_editor_t *ed, const char *p, rock_buf_t *out) {
 
 /* SWE-agent's validate_path, then the command. */
 static int run(rock_editor_t *ed, const rock_editor_req_t *q, const char *p, rock_buf_t *out) {
-  const char *c = q->command;
+  const char *c = q->command ? q->command : "";
   if (p[0] != '/') {
     const char *cwd = q->cwd && *q->cwd ? q->cwd : "/";
     size_t cl = strlen(cwd);
