@@ -67,26 +67,27 @@ static entry_t *last_of(rock_editor_t *ed, const char *path) {
   return NULL;
 }
 
-/* Keep data as path's newest undo step. One that cannot fit drops path's
- * older steps too (an undo must never skip an edit). Returns 0 or -1. */
-static int push(rock_editor_t *ed, const char *path, const char *data, size_t len) {
-  size_t cost = sizeof(entry_t) + strlen(path) + 1 + len + 1;
+/* Keep the bytes of *old as path's newest undo step, taking them (*old
+ * is left empty). One that cannot fit drops path's older steps too (an
+ * undo must never skip an edit). Returns 0 or -1. */
+static int push_take(rock_editor_t *ed, const char *path, rock_buf_t *old) {
+  size_t cost = sizeof(entry_t) + strlen(path) + 1 + old->len + 1;
   if (cost > ed->max) {
     for (entry_t *e; (e = last_of(ed, path));) unlink_entry(ed, e);
+    rock_buf_free(old);
     return 0;
   }
   while (ed->head && ed->bytes + cost > ed->max) unlink_entry(ed, ed->head);
   entry_t *e = calloc(1, sizeof *e);
-  if (e) e->path = strdup(path);
-  if (e) e->data = malloc(len + 1);
-  if (!e || !e->path || !e->data) {
-    if (e) free(e->path), free(e->data);
+  if (e && !(e->path = strdup(path))) free(e), e = NULL;
+  if (!e || (!old->data && rock_buf_append(old, "", 0))) {
+    if (e) free(e->path);
     free(e);
+    rock_buf_free(old);
     return -1;
   }
-  memcpy(e->data, data, len);
-  e->data[len] = 0;
-  e->len = len, e->cost = cost;
+  e->data = old->data, e->len = old->len, e->cost = cost;
+  old->data = NULL, old->len = old->cap = 0;
   e->prev = ed->tail;
   if (ed->tail) ed->tail->next = e;
   else ed->head = e;
@@ -246,18 +247,22 @@ static int read_text(const char *p, rock_buf_t *raw, rock_buf_t *text, rock__enc
   return rock__decode(text, raw->data ? raw->data : "", raw->len, enc);
 }
 
-/* Store text in p as enc says; on success the old bytes become an undo step. */
+/* Store text in p as enc says; on success the old bytes (taken) become
+ * an undo step. */
 static int write_text(rock_editor_t *ed, const char *p, const rock_buf_t *text,
-                      const rock__enc_t *enc, const rock_buf_t *old, rock_buf_t *out) {
+                      const rock__enc_t *enc, rock_buf_t *old, rock_buf_t *out) {
   rock_buf_t bytes = {0}, msg = {0};
-  int rc = rock__encode(&bytes, text->data ? text->data : "", text->len, enc, &msg);
+  const char *t = text->data ? text->data : "";
+  int rc = 0, same = !enc->latin1 && !enc->crlf; /* UTF-8 with \n: the text is the bytes */
+  if (!same) rc = rock__encode(&bytes, t, text->len, enc, &msg);
   if (rc == 1)
     rc = fail(out, ROCK_EDITOR_E_WRITE, "Ran into %s while trying to write to %s",
               msg.data, p);
-  if (!rc) rc = write_raw(p, bytes.data ? bytes.data : "", bytes.len, out);
-  if (!rc) rc = push(ed, p, old->data ? old->data : "", old->len);
+  if (!rc) rc = same ? write_raw(p, t, text->len, out)
+                     : write_raw(p, bytes.data ? bytes.data : "", bytes.len, out);
   rock_buf_free(&bytes);
   rock_buf_free(&msg);
+  if (!rc) rc = push_take(ed, p, old);
   return rc;
 }
 
@@ -316,7 +321,8 @@ static int create(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
   if (rc) return rc;
   size_t n = strlen(q->file_text);
   if ((rc = write_raw(p, q->file_text, n, out))) return rc;
-  if (push(ed, p, q->file_text, n)) return -1;
+  rock_buf_t copy = {0};
+  if (rock_buf_append(&copy, q->file_text, n) || push_take(ed, p, &copy)) return -1;
   return fail(out, 0, "File created successfully at: %s", p);
 }
 
@@ -343,6 +349,7 @@ static int str_replace(rock_editor_t *ed, const rock_editor_req_t *q, const char
               rock__expandtabs(&new, q->new_str ? q->new_str : "",
                                q->new_str ? strlen(q->new_str) : 0)))
     rc = -1;
+  rock_buf_free(&file); /* the expanded text is the one edited */
   const char *t = text.data ? text.data : "", *o = old.data ? old.data : "",
              *w = new.data ? new.data : "";
   size_t at = 0, k = rc ? 0 : occurrences(t, text.len, o, old.len, &at);
@@ -402,6 +409,7 @@ static int insert(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
   if (!rc && (rock__expandtabs(&text, file.data ? file.data : "", file.len) ||
               rock__expandtabs(&new, q->new_str, strlen(q->new_str))))
     rc = -1;
+  rock_buf_free(&file);
   const char *t = text.data ? text.data : "", *w = new.data ? new.data : "";
   long long k = q->insert_line, n = rc ? 0 : (long long)count_lines(t, text.len);
   if (!rc && (k < 0 || k > n))
@@ -459,7 +467,7 @@ static int undo(rock_editor_t *ed, const char *p, rock_buf_t *out) {
 
 /* SWE-agent's validate_path, then the command. */
 static int run(rock_editor_t *ed, const rock_editor_req_t *q, const char *p, rock_buf_t *out) {
-  const char *c = q->command;
+  const char *c = q->command ? q->command : "";
   if (p[0] != '/') {
     const char *cwd = q->cwd && *q->cwd ? q->cwd : "/";
     size_t cl = strlen(cwd);

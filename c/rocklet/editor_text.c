@@ -115,11 +115,22 @@ int rock__encode(rock_buf_t *out, const char *text, size_t n, const rock__enc_t 
     else if (cp <= 0xFF) {
       char b = (char)cp;
       rc = rock_buf_append(out, &b, 1);
-    } else {
-      return rock__printf(msg, "'latin-1' codec can't encode character '\\%s%0*x' in position "
+    } else { /* Python's UnicodeEncodeError text: one character, or a run */
+      size_t end = pos + 1;
+      unsigned c2;
+      for (const unsigned char *q = p + l; q < e; end++) {
+        size_t l2 = utf8_seq(q, e, &c2);
+        if (!l2 || c2 <= 0xFF) break;
+        q += l2;
+      }
+      if (end - pos > 1)
+        rc = rock__printf(msg, "'latin-1' codec can't encode characters in position %zu-%zu: "
+                          "ordinal not in range(256)", pos, end - 1);
+      else
+        rc = rock__printf(msg, "'latin-1' codec can't encode character '\\%s%0*x' in position "
                           "%zu: ordinal not in range(256)",
-                          cp > 0xFFFF ? "U" : "u", cp > 0xFFFF ? 8 : 4, cp, pos)
-                 ? -1 : 1;
+                          cp > 0xFFFF ? "U" : "u", cp > 0xFFFF ? 8 : 4, cp, pos);
+      return rc ? -1 : 1;
     }
     if (rc) return -1;
     p += l, pos++;
@@ -128,20 +139,19 @@ int rock__encode(rock_buf_t *out, const char *text, size_t n, const rock__enc_t 
 }
 
 int rock__expandtabs(rock_buf_t *out, const char *s, size_t n) {
-  if (!n) return rock_buf_append(out, "", 0);
-  if (!memchr(s, '\t', n)) return rock_buf_append(out, s, n);
+  if (!n || !memchr(s, '\t', n)) return rock_buf_append(out, s, n);
   size_t col = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = s[i];
-    if (c == '\t') {
-      size_t k = 8 - col % 8;
-      if (rock_buf_append(out, "        ", k)) return -1;
-      col += k;
-      continue;
-    }
-    if (rock_buf_append(out, &s[i], 1)) return -1;
-    if (c == '\n' || c == '\r') col = 0;
-    else if ((c & 0xC0) != 0x80) col++;
+  for (const char *e = s + n; s < e;) {
+    const char *tab = memchr(s, '\t', e - s), *end = tab ? tab : e;
+    for (const char *c = s; c < end; c++) /* the column at the span's end */
+      if (*c == '\n' || *c == '\r') col = 0;
+      else if ((*c & 0xC0) != 0x80) col++;
+    if (rock_buf_append(out, s, end - s)) return -1;
+    if (!tab) break;
+    size_t k = 8 - col % 8;
+    if (rock_buf_append(out, "        ", k)) return -1;
+    col += k;
+    s = tab + 1;
   }
   return 0;
 }

@@ -342,6 +342,38 @@ function Sandbox:read_file(opts)
   return r
 end
 
+--- SWE-agent's str_replace_editor, run by the rocklet (any image: no
+--- python or bash needed). opts: command ("view" | "create" |
+--- "str_replace" | "insert" | "undo_edit"), path (absolute), file_text,
+--- view_range {a, b}, old_str, new_str, insert_line, cwd (for the hint
+--- after a relative path; default "/"). Returns {output, error,
+--- exit_code}: a tool error (error=true, SWE-agent's exit code) is data
+--- for the model, not a raise. The undo history lives in the rocklet.
+function Sandbox:editor(opts)
+  opts = check_table(opts, "editor")
+  local vr = opts.view_range
+  if vr ~= nil and type(vr) ~= "table" then
+    errors.raise("invalid_argument", "editor: 'view_range' must be a list of two integers")
+  end
+  if vr and next(vr) == nil then vr = nil end -- [] is no range (cjson would send {})
+  local line = opts.insert_line
+  if line ~= nil then
+    line = type(line) == "number" and math.tointeger(line)
+    if not line then
+      errors.raise("invalid_argument", "editor: 'insert_line' must be an integer")
+    end
+  end
+  return self:_call("/editor", {
+    command = need(opts.command, "string", "editor", "command"),
+    path = need(opts.path, "string", "editor", "path"),
+    file_text = opt(opts.file_text, "string", "editor", "file_text"),
+    old_str = opt(opts.old_str, "string", "editor", "old_str"),
+    new_str = opt(opts.new_str, "string", "editor", "new_str"),
+    insert_line = line, view_range = vr,
+    cwd = opt(opts.cwd, "string", "editor", "cwd"),
+  }, CALL_MARGIN)
+end
+
 --- Is the sandbox's rocklet answering? When it is gone for good, the
 --- sandbox's state becomes "stopped" (get_status says why).
 function Sandbox:is_alive()
