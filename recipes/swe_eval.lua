@@ -12,7 +12,7 @@
 local rock = require "rock"
 local tasks = require "rock.agent.tasks"
 local grading = require "rock.agent.grading"
-local json = require "rock.agent.json"
+local json = require "rock.json"
 local uv = rock.uv
 
 local usage = "rock recipes/swe_eval.lua --instances FILE --predictions FILE --out DIR " ..

@@ -84,6 +84,12 @@ local function max_output(v, fname)
 end
 
 -- does s need base64 on the wire (JSON strings carry UTF-8 without NUL)?
+-- An empty list is sent as no list: JSON has no way to tell {} from [].
+local function list_or_nil(t)
+  if t and next(t) == nil then return nil end
+  return t
+end
+
 local function binary(s)
   return utf8.len(s) == nil or s:find("\0", 1, true) ~= nil
 end
@@ -249,7 +255,7 @@ function Sandbox:create_session(opts)
     or M.DEFAULT_SESSION_STARTUP_TIMEOUT
   local r = self:_call("/create_session", {
     session = opt(opts.session, "string", "create_session", "session") or "default",
-    startup_source = opt(opts.startup_source, "table", "create_session", "startup_source"),
+    startup_source = list_or_nil(opt(opts.startup_source, "table", "create_session", "startup_source")),
     env = opt(opts.env, "table", "create_session", "env"),
     cwd = opt(opts.cwd, "string", "create_session", "cwd"),
     startup_timeout = st,

@@ -39,7 +39,7 @@ local function make_task(id)
   assert(ok, out)
   return { instance_id = id or ("local__calc-" .. n_repo), repo = "local/calc", repo_dir = dir,
     base_commit = out:gsub("%s+$", ""), problem_statement = "add() subtracts instead of adding.",
-    FAIL_TO_PASS = {}, PASS_TO_PASS = {}, test_patch = "" }
+    FAIL_TO_PASS = json.array(), PASS_TO_PASS = json.array(), test_patch = "" }
 end
 
 local FIX = { tool = "str_replace_editor", command = "str_replace", path = nil,
@@ -225,7 +225,7 @@ T.test("a replay file without the instance, a missing gold patch: aborted with w
   local t = make_task()
   local _, trajs = run({ t }, { policy = "replay", replay = replay{ other = { { tool = "submit" } } } })
   T.eq(trajs[1].termination_reason, "aborted")
-  T.match(trajs[1].error.message, "no actions for " .. t.instance_id)
+  T.match(trajs[1].error.message, "no actions for " .. t.instance_id:gsub("%p", "%%%0"))
   local _, trajs2 = run({ t }, { policy = "oracle" })
   T.eq(trajs2[1].termination_reason, "aborted")
   T.match(trajs2[1].error.message, "no gold patch")
@@ -237,14 +237,14 @@ T.test("the oracle applies the gold patch and submits", function()
   t.patch = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
   local _, trajs = run({ t }, { policy = "oracle" })
   T.eq(trajs[1].termination_reason, "finish")
-  T.eq(trajs[1].patch, t.patch)
+  T.match(trajs[1].patch, "\n%-    return a %- b\n%+    return a %+ b\n$")
 end)
 
 -- the model policy, through rock.llm, against a scripted endpoint
 local function model_run(t, script, extra)
   local srv = F.start(script)
   local ok, summary, trajs = pcall(function()
-    local o = { policy = "model", llm = rock.llm.new{ base_url = srv.url, model = "fake-model", api_key = "k",
+    local o = { policy = "model", cost_limit = 0, llm = rock.llm.new{ base_url = srv.url, model = "fake-model", api_key = "k",
       retries = 1, backoff = 0.01, prices = { ["fake-model"] = { input = 1e6, output = 2e6 } } } }
     for k, v in pairs(extra or {}) do o[k] = v end
     return run({ t }, o)
@@ -371,7 +371,7 @@ end)
 
 -- the recipe, as a user runs it: SIGKILL then --resume, SIGTERM, --finish-only
 local rock_exe = T.rock_exe()
-local recipe = here .. "../../recipes/swe_agent.lua"
+local recipe = T.sh("cd " .. here .. "../.. && pwd"):gsub("%s+$", "") .. "/recipes/swe_agent.lua"
 
 local function tasks_file(tasks)
   local path = string.format("%s/tasks-%d.jsonl", root, math.random(1 << 30))
@@ -423,7 +423,7 @@ T.test("--resume after SIGKILL redoes no finished task and loses none", function
   T.ok(wait_until(function()
     local s = read(out .. "/trajectories.jsonl")
     return s and s:find("\n")
-  end, 60), "the first task was written")
+  end, 60), "the first task was written: " .. tostring(read(root .. "/recipe.log")))
   T.sh("kill -9 " .. pid)
   wait_until(function() return not alive(pid) end, 10)
   local n1 = count_lines(out .. "/trajectories.jsonl")
@@ -445,18 +445,19 @@ end)
 
 T.test("SIGTERM ends running tasks as aborted, writes them, stops their sandboxes", function()
   local tasks, by_id = {}, {}
+  local sleep = string.format("sleep 61.%d", math.random(1, 1 << 30)) -- this test's own
   for i = 1, 3 do
     local t = make_task("local__term-" .. i)
     tasks[i] = t
-    by_id[t.instance_id] = { { tool = "bash", command = "sleep 61.5" }, { tool = "submit" } }
+    by_id[t.instance_id] = { { tool = "bash", command = sleep }, { tool = "submit" } }
   end
   local out = out_dir()
   local pid = start_recipe(string.format(
     "--instances %s --policy replay --replay %s --out %s --backend local --workers 2 --no-eval --finish-only",
     tasks_file(tasks), replay(by_id), out))
   T.ok(wait_until(function()
-    return (T.sh("ps -eo args | grep -c '[s]leep 60'"):match("%d+") or "0") == "2"
-  end, 60), "two tasks are running")
+    return (T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+") or "0") == "2"
+  end, 60), "two tasks are running: " .. tostring(read(root .. "/recipe.log")))
   T.sh("kill -TERM " .. pid)
   T.ok(wait_until(function() return not alive(pid) end, 60), "the recipe ended")
   local n, ids = count_lines(out .. "/trajectories.jsonl")
@@ -468,7 +469,7 @@ T.test("SIGTERM ends running tasks as aborted, writes them, stops their sandboxe
     T.ok(r.teardown and r.teardown.stopped, "its sandbox was stopped")
   end
   T.eq(ids["local__term-3"], nil)
-  T.eq((T.sh("ps -eo args | grep -c '[s]leep 60'"):match("%d+")), "0")
+  T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
   T.match(read(root .. "/recipe.log"), "winding down")
 end)
 

@@ -6,7 +6,7 @@ local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local tasks = require "rock.agent.tasks"
 local grading = require "rock.agent.grading"
-local ajson = require "rock.agent.json"
+local ajson = require "rock.json"
 
 local here = arg[0]:match("(.*/)")
 local root = here .. "../../"

@@ -6,7 +6,7 @@
 --   local result = grading.run(task, patch, { sandbox = { backend = "docker" } })
 --   local result = grading.evaluate(sb, task, patch)   -- in a sandbox you hold
 -- Tasks come from tasks.lua; recipes/swe_eval.lua grades prediction files.
-local json = require "rock.agent.json"
+local json = require "rock.json"
 local errors = require "rock.errors"
 local log = require "rock.log"
 local task_mod = require "rock.task"

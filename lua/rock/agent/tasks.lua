@@ -4,7 +4,7 @@
 --   local t, why = tasks.normalize(decoded)
 -- Grading reads these fields (grading.lua); the agent loop reads
 -- problem_statement, image, repo_dir. Read next: grading.lua.
-local json = require "rock.agent.json"
+local json = require "rock.json"
 local errors = require "rock.errors"
 local images = require "rock.images"
 
