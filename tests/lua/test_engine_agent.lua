@@ -7,6 +7,7 @@
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
+local F = dofile(here .. "fake_openai.lua")
 local json = rock.json
 
 local demo = here .. "../../recipes/demo/"
@@ -115,6 +116,62 @@ T.test("podman: the oracle resolves a demo task", function()
   local summary = rock.agent.run({ t }, { policy = "oracle", backend = "podman", out = root .. "/podman",
     progress = false })
   T.eq(summary.resolved, 1)
+end)
+
+T.test("a model (fake endpoint, tool calls) solves a demo task: resolved", function()
+  local t = tasks[1]
+  local by_id = require("rock.agent.policies.replay").load(demo .. "replay-solve.jsonl")
+  local script = {}
+  for i, a in ipairs(by_id[t.instance_id]) do
+    local args = {}
+    for k, v in pairs(a) do if k ~= "tool" then args[k] = v end end
+    script[i] = F.tool_call(a.tool, args)
+  end
+  local srv = F.start(script)
+  local ok, summary, trajs = pcall(rock.agent.run, { t }, { policy = "model", backend = "docker",
+    out = root .. "/model", progress = false, cost_limit = 0,
+    llm = rock.llm.new{ base_url = srv.url, model = "fake-model", api_key = "k", retries = 0 } })
+  local reqs = srv.requests()
+  srv.stop()
+  T.ok(ok, tostring(summary))
+  T.eq(trajs[1].termination_reason, "finish")
+  T.eq(summary.resolved, 1)
+  T.eq(#reqs, #script)
+  -- the last request holds the whole conversation, each call answered
+  local msgs = reqs[#reqs].body.messages
+  T.eq(#msgs, 2 + 2 * (#script - 1))
+  T.eq(msgs[#msgs].role, "tool")
+end)
+
+T.test("the sandbox killed mid-run (its init, from the host): aborted, not graded", function()
+  local t = tasks[1]
+  local sleep = string.format("sleep 37.%d", math.random(1, 1 << 30))
+  local rf = root .. "/kill-replay.jsonl"
+  local f = assert(io.open(rf, "w"))
+  f:write(json.encode({ instance_id = t.instance_id, actions = {
+    { tool = "bash", command = "echo started" }, { tool = "bash", command = sleep }, { tool = "submit" } } }), "\n")
+  f:close()
+  local killer = rock.spawn(function()
+    for _ = 1, 600 do
+      local pid = T.sh("pgrep -fx '" .. sleep .. "'"):match("%d+")
+      if pid then
+        -- the command's bash, then the rocklet: the container's init
+        local bash = T.sh("ps -o ppid= -p " .. pid):match("%d+")
+        local init = T.sh("ps -o ppid= -p " .. bash):match("%d+")
+        T.sh("kill -9 " .. init)
+        return init
+      end
+      rock.sleep(0.05)
+    end
+  end)
+  local summary, trajs = rock.agent.run({ t }, { policy = "replay", replay = rf, backend = "docker",
+    out = root .. "/killed", progress = false })
+  T.ok(rock.wait(killer), "the rocklet was found and killed")
+  T.eq(trajs[1].termination_reason, "aborted")
+  T.eq(trajs[1].exit_status, "sandbox_not_alive")
+  T.eq(trajs[1].eval, nil)
+  T.eq(summary.error_ids[1], t.instance_id)
+  T.eq(#summary.unresolved_ids, 0)
 end)
 
 os.execute("rm -rf '" .. root .. "'")
