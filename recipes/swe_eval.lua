@@ -67,7 +67,7 @@ local preds, pred_errors, order = {}, {}, {}
 do
   local f, why = io.open(opts.predictions, "rb")
   if not f then die("cannot open predictions: " .. tostring(why)) end
-  local text = f:read("a")
+  local text = tasks.strip_bom(f:read("a"))
   f:close()
   local items = {}
   local dok, whole = pcall(json.decode, text)

@@ -146,7 +146,7 @@ T.test("eval_script: SWE-bench's steps and markers", function()
     "set -uxo pipefail",
     "source '/opt/env/activate'",
     "cd '/work dir'",
-    "git checkout 'abc' 'tests/test_pages.py'",
+    "git checkout 'abc' -- 'tests/test_pages.py'",
     "git apply -v - <<'EOF_114329324912'",
   }, "\n") .. "\n" .. t.test_patch .. table.concat({
     "EOF_114329324912",
@@ -154,7 +154,7 @@ T.test("eval_script: SWE-bench's steps and markers", function()
     "pytest -x 'tests/test_pages.py'",
     "rock_test_exit_code=$?",
     ": '>>>>> End Test Output'",
-    "git checkout 'abc' 'tests/test_pages.py'",
+    "git checkout 'abc' -- 'tests/test_pages.py'",
     "exit $rock_test_exit_code",
   }, "\n") .. "\n"
   T.eq(s, want)

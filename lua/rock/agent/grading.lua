@@ -38,6 +38,10 @@ M.APPLY_COMMANDS = {
 --- task.eval_timeout).
 M.STEP_TIMEOUT = 300
 
+--- The most bytes of an eval log kept: a longer log keeps its first and
+--- last LOG_MAX/2 (the markers, the apply output and pytest's summary).
+M.LOG_MAX = 16 << 20
+
 local STATUSES = { "PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL" }
 local EXIT_VAR = "rock_test_exit_code"
 
@@ -108,28 +112,32 @@ function M.eval_script(task)
   local s = { "#!/bin/bash", "set -uxo pipefail" }
   for _, src in ipairs(task.startup_source) do s[#s + 1] = "source " .. q(src) end
   s[#s + 1] = "cd " .. q(task.repo_dir)
-  if #files > 0 then s[#s + 1] = "git checkout " .. q(task.base_commit) .. " " .. fl end
+  if #files > 0 then s[#s + 1] = "git checkout " .. q(task.base_commit) .. " -- " .. fl end
   s[#s + 1] = "git apply -v - <<'" .. d .. "'\n" .. patch .. d
   s[#s + 1] = ": '" .. M.START_MARKER .. "'"
   s[#s + 1] = task.test_cmd .. (#files > 0 and (" " .. fl) or "")
   s[#s + 1] = EXIT_VAR .. "=$?"
   s[#s + 1] = ": '" .. M.END_MARKER .. "'"
-  if #files > 0 then s[#s + 1] = "git checkout " .. q(task.base_commit) .. " " .. fl end
+  if #files > 0 then s[#s + 1] = "git checkout " .. q(task.base_commit) .. " -- " .. fl end
   s[#s + 1] = "exit $" .. EXIT_VAR
   return table.concat(s, "\n") .. "\n"
 end
 
--- the text between the markers, as SWE-bench cuts it: after the first
--- start marker, before the next start marker, before the first end marker
+-- the text between the markers: after the first start marker, before the
+-- last end marker. SWE-bench cuts at the first end marker (and at a second
+-- start marker), so a test that prints a marker hides every result after
+-- it; the script's own end marker is the last one in the log (only the
+-- checkout of the test files follows it).
 local function between_markers(text)
   local s = text:find(M.START_MARKER, 1, true)
-  if not s or not text:find(M.END_MARKER, 1, true) then return nil end
-  local body = text:sub(s + #M.START_MARKER)
-  local again = body:find(M.START_MARKER, 1, true)
-  if again then body = body:sub(1, again - 1) end
-  local e = body:find(M.END_MARKER, 1, true)
-  if e then body = body:sub(1, e - 1) end
-  return body
+  if not s then return nil end
+  local from, e = s + #M.START_MARKER, nil
+  repeat
+    local at = text:find(M.END_MARKER, from, true)
+    if at then e, from = at, at + 1 end
+  until not at
+  if not e then return nil end
+  return text:sub(s + #M.START_MARKER, e - 1)
 end
 
 --- Parse `pytest -rA` output: only the text between the markers. Returns
@@ -210,6 +218,58 @@ function M.grade(task, statuses, info)
   return r
 end
 
+-- a path of a patch's file header with a ".git" or ".." component
+local function bad_path(path)
+  path = path:gsub("\t.*", ""):gsub("%s+$", ""):gsub('^"', ""):gsub('"$', "")
+  if path == "/dev/null" then return nil end
+  for part in path:gmatch("[^/]+") do
+    if part == ".." or part:lower() == ".git" then return path end
+  end
+  return nil
+end
+
+--- The first file a patch names (in its headers: `diff --git`, `---`,
+--- `+++`, `***`, `Index:`, `rename`/`copy from`/`to`; hunk lines are
+--- skipped) whose path has a `.git` or `..` component, or nil. git apply
+--- refuses such paths itself; `patch`, the last apply attempt, writes
+--- into .git/ (a hook, a config that runs commands), which the reset
+--- before the next evaluation does not undo.
+---@param patch string
+---@return string|nil path
+function M.unsafe_path(patch)
+  if type(patch) ~= "string" then
+    errors.raise("invalid_argument", "unsafe_path: 'patch' must be a string")
+  end
+  local old, new = 0, 0 -- lines left in the current unified hunk
+  for line in (patch .. "\n"):gmatch("([^\n]*)\n") do
+    line = line:gsub("\r$", "")
+    local c = line:sub(1, 1)
+    if (old > 0 or new > 0) and (c == " " or c == "" or c == "-" or c == "+" or c == "\\") then
+      if c == "-" then old = old - 1
+      elseif c == "+" then new = new - 1
+      elseif c ~= "\\" then old, new = old - 1, new - 1 end
+    else
+      old, new = 0, 0
+      local a, b = line:match("^@@ %-%d+,?(%d*) %+%d+,?(%d*) @@")
+      local x, y = line:match("^diff %-%-git (.-) (b/.*)$")
+      local path = line:match("^%-%-%- (.*)") or line:match("^%+%+%+ (.*)")
+        or line:match("^%*%*%* (.*)") or line:match("^Index: (.*)")
+        or line:match("^rename from (.*)") or line:match("^rename to (.*)")
+        or line:match("^copy from (.*)") or line:match("^copy to (.*)")
+      if a then
+        old, new = tonumber(a) or 1, tonumber(b) or 1
+      elseif x then
+        local bad = bad_path(x) or bad_path(y)
+        if bad then return bad end
+      elseif path then
+        local bad = bad_path(path)
+        if bad then return bad end
+      end
+    end
+  end
+  return nil
+end
+
 -- run argv (or sh code) in the sandbox; never raises for the command's
 -- own failure: returns ok, "stdout+stderr", exit_code, failure_reason
 local function run(sb, command, cwd, timeout)
@@ -285,6 +345,26 @@ local function tail(s, n)
   return #s > n and ("..." .. s:sub(-n)) or s
 end
 
+-- the eval log: whole up to LOG_MAX bytes; a longer one (read_file stops
+-- at 32 MiB) as its head and tail, LOG_MAX/2 each, cut at line ends, with
+-- a line saying how much went between them
+local function read_log(sb, logf)
+  local ok, out = run(sb, { "sh", "-c", 'wc -c <"$1"', "rock-eval", logf }, nil, M.STEP_TIMEOUT)
+  local size = ok and tonumber(out:match("^%s*(%d+)%s*$"))
+  if not size then errors.raise("io_error", "cannot size the eval log: " .. out) end
+  if size <= M.LOG_MAX then return sb:read_file{ path = logf, binary = true }.content end
+  local half = M.LOG_MAX // 2
+  ok, out = run(sb, { "sh", "-c", 'head -c "$2" <"$1" >"$1.head" && tail -c "$2" <"$1" >"$1.tail"',
+    "rock-eval", logf, tostring(half) }, nil, M.STEP_TIMEOUT)
+  if not ok then errors.raise("io_error", "cannot cut the eval log: " .. out) end
+  local head = sb:read_file{ path = logf .. ".head", binary = true }.content
+  local tail_ = sb:read_file{ path = logf .. ".tail", binary = true }.content
+  head = head:match("^(.*\n)") or ""          -- whole lines only
+  tail_ = tail_:match("^[^\n]*\n(.*)$") or ""
+  return head .. string.format("=== rock: %d bytes of the eval log elided (it has %d; " ..
+    "the first and last %d are kept) ===\n", size - #head - #tail_, size, half) .. tail_
+end
+
 -- the steps of evaluate; fills res, raises on a failure of the machinery
 local function evaluate_in(sb, t, patch, timeout, res, logs)
   local ok, out = run(sb, "mktemp -d \"${TMPDIR:-/tmp}/rock-eval.XXXXXX\"", nil, M.STEP_TIMEOUT)
@@ -297,7 +377,13 @@ local function evaluate_in(sb, t, patch, timeout, res, logs)
   local pfile = work .. "/patch.diff"
   sb:write_file{ path = pfile, content = patch }
   local outputs = {}
-  for i, argv in ipairs(M.APPLY_COMMANDS) do
+  local unsafe = M.unsafe_path(patch)
+  if unsafe then
+    local why = string.format("=== rock: not applied: the patch names %s, a path inside .git " ..
+      "or outside the repo\n", unsafe)
+    outputs[1], logs[#logs + 1] = why, why
+  end
+  for i, argv in ipairs(unsafe and {} or M.APPLY_COMMANDS) do
     local cmd = table.move(argv, 1, #argv, 1, {})
     cmd[#cmd + 1] = pfile
     local aok, aout, code, why = run(sb, cmd, t.repo_dir, M.STEP_TIMEOUT)
@@ -325,7 +411,7 @@ local function evaluate_in(sb, t, patch, timeout, res, logs)
   logs[#logs + 1] = string.format("=== rock: eval script (bash eval.sh, timeout %gs)\n", timeout)
   local _, _, code, why = run(sb, { "bash", "-c", 'bash "$1" >"$2" 2>&1', "rock-eval", script, logf },
     nil, timeout)
-  local text = sb:read_file{ path = logf, binary = true }.content
+  local text = read_log(sb, logf)
   logs[#logs + 1] = text
   if text ~= "" and text:sub(-1) ~= "\n" then logs[#logs + 1] = "\n" end
   if why == "timeout" then

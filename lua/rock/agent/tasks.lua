@@ -60,6 +60,15 @@ local function test_list(v, field)
   return json.array(out)
 end
 
+--- The text without a leading UTF-8 byte order mark (editors on Windows
+--- write one; JSON does not allow it).
+---@param text string
+---@return string
+function M.strip_bom(text)
+  if text:sub(1, 3) == "\239\187\191" then return text:sub(4) end
+  return text
+end
+
 local REQUIRED = { "instance_id", "repo", "base_commit", "problem_statement", "test_patch" }
 
 --- Check a decoded task and fill its defaults. Returns a new table (the
@@ -81,8 +90,11 @@ function M.normalize(t)
     return nil, string.format("'instance_id' %q must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$ " ..
       "(at most 200 characters: it names files)", id)
   end
-  if not out.base_commit:match("^[%w._/-]+$") then
-    return nil, string.format("'base_commit' %q is not a commit name", out.base_commit)
+  -- it reaches git's argv and the eval script: a leading "-" would be an
+  -- option (`--orphan`, `-b x`), ".." a range
+  local bc = out.base_commit
+  if not bc:match("^[%w._/-]+$") or bc:sub(1, 1) == "-" or bc:find("..", 1, true) then
+    return nil, string.format("'base_commit' %q is not a commit name", bc)
   end
   for _, f in ipairs({ "FAIL_TO_PASS", "PASS_TO_PASS" }) do
     if out[f] == nil then return nil, string.format("missing required field '%s'", f) end
@@ -131,6 +143,7 @@ function M.load(path)
   if not f then errors.raise("io_error", "tasks.load: cannot open " .. tostring(why)) end
   local text = f:read("a")
   f:close()
+  text = M.strip_bom(text)
   local list, errs, seen = {}, {}, {}
   local function add(n, v)
     local t, msg = M.normalize(v)
