@@ -157,5 +157,23 @@ T.test("a directory view lists what find lists", function()
   T.eq(r.exit_code, 9)
 end)
 
+T.test("a NUL in old_str, new_str or file_text is refused, not cut", function()
+  local p = tmp .. "/nul.txt"
+  sb:write_file{ path = p, content = "abc\nabd\n" }
+  -- cut at the NUL, old_str would be "ab" (twice) or "abc" (once: a wrong edit)
+  T.raises("invalid_argument", sb.editor, sb, { command = "str_replace", path = p,
+    old_str = "abc\0zzz", new_str = "X" })
+  T.raises("invalid_argument", sb.editor, sb, { command = "str_replace", path = p,
+    old_str = "abc", new_str = "keep\0lost" })
+  T.raises("invalid_argument", sb.editor, sb, { command = "insert", path = p, insert_line = 0,
+    new_str = "keep\0lost" })
+  T.eq(sb:read_file{ path = p }.content, "abc\nabd\n", "unchanged")
+  local err = T.raises("invalid_argument", sb.editor, sb, { command = "create", path = tmp .. "/nul2.txt",
+    file_text = "keep\0lost" })
+  T.match(err.message, "file_text")
+  T.eq(sb:execute{ command = { "test", "-e", tmp .. "/nul2.txt" } }.exit_code, 1, "nothing created")
+  T.raises("invalid_argument", call, { command = "view", path = p, cwd = "/\0" })
+end)
+
 sb:stop() -- the scratch dir goes with the sandbox
 T.done()
