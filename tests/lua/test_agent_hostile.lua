@@ -1,0 +1,162 @@
+-- The agent loop under hostile input, on the local backend (issue 8, the
+-- hostile round): outputs that are not UTF-8, model answers an API would
+-- not take back.
+-- Each test names the defect it guards against.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local F = dofile(here .. "fake_openai.lua")
+local json = rock.json
+
+local tmp = os.getenv("TMPDIR") or "/tmp"
+local root = T.sh("mktemp -d " .. tmp .. "/rock-agent-hostile.XXXXXX"):gsub("%s+$", "")
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local n_repo = 0
+--- A git repo with a buggy calc.py at its base commit; returns a task.
+local function make_task(id)
+  n_repo = n_repo + 1
+  local dir = string.format("%s/repo%d", root, n_repo)
+  os.execute("mkdir -p " .. dir)
+  write(dir .. "/calc.py", "def add(a, b):\n    return a - b\n")
+  local out, ok = T.sh("cd " .. dir .. " && git init -q && git add -A && "
+    .. "git -c user.name=t -c user.email=t@t commit -qm base && git rev-parse HEAD")
+  assert(ok, out)
+  return { instance_id = id or ("local__hostile-" .. n_repo), repo = "local/calc", repo_dir = dir,
+    base_commit = out:gsub("%s+$", ""), problem_statement = "add() subtracts instead of adding.",
+    FAIL_TO_PASS = json.array(), PASS_TO_PASS = json.array(), test_patch = "" }
+end
+
+local n_file = 0
+--- A replay file from a table instance_id -> actions.
+local function replay(by_id)
+  n_file = n_file + 1
+  local path = string.format("%s/replay-%d.jsonl", root, n_file)
+  local lines = {}
+  for id, actions in pairs(by_id) do lines[#lines + 1] = json.encode({ instance_id = id, actions = actions }) end
+  write(path, table.concat(lines, "\n") .. "\n")
+  return path
+end
+
+local function tasks_file(tasks)
+  n_file = n_file + 1
+  local path = string.format("%s/tasks-%d.jsonl", root, n_file)
+  local lines = {}
+  for i, t in ipairs(tasks) do lines[i] = json.encode(t) end
+  write(path, table.concat(lines, "\n") .. "\n")
+  return path
+end
+
+local n_out = 0
+local function out_dir(suffix)
+  n_out = n_out + 1
+  return string.format("%s/out%d%s", root, n_out, suffix or "")
+end
+
+local function run(tasks, opts)
+  opts.backend = "local"
+  opts.out = opts.out or out_dir()
+  opts.eval = opts.eval or "none"
+  opts.progress = false
+  local summary, trajs = rock.agent.run(tasks, opts)
+  return summary, trajs, opts.out
+end
+
+--- Every line of a JSONL file is UTF-8 and decodes; returns the records.
+local function jsonl(path)
+  local recs = {}
+  for l in io.lines(path) do
+    T.ok(utf8.len(l), "line " .. (#recs + 1) .. " of " .. path .. " is UTF-8")
+    recs[#recs + 1] = json.decode(l)
+  end
+  return recs
+end
+
+--- messages as an OpenAI-compatible API takes them: every assistant message
+--- has content or tool calls, every tool call an id, answered by a tool
+--- message before the next assistant or user message.
+local function check_openai(messages, what)
+  local open = {}
+  for i, m in ipairs(messages) do
+    local where = string.format("%s: message %d (%s)", what, i, tostring(m.role))
+    if m.role == "assistant" or m.role == "user" then
+      T.eq(next(open), nil, where .. ": every tool call answered before it")
+    end
+    if m.role == "assistant" then
+      local calls = m.tool_calls
+      local n = type(calls) == "table" and #calls or 0
+      T.ok(type(m.content) == "string" or n > 0, where .. ": content or tool calls")
+      for _, c in ipairs(n > 0 and calls or {}) do
+        T.ok(type(c.id) == "string" and c.id ~= "", where .. ": a tool call has an id")
+        T.eq(open[c.id], nil, where .. ": tool call ids are unique")
+        open[c.id] = true
+      end
+    elseif m.role == "tool" then
+      T.ok(open[m.tool_call_id], where .. ": answers an open tool call")
+      open[m.tool_call_id] = nil
+      T.eq(type(m.content), "string", where .. ": content")
+    end
+  end
+  T.eq(next(open), nil, what .. ": every tool call answered")
+end
+
+T.test("output that is not UTF-8 (bytes, NULs, a character cut by the elision) is kept as UTF-8", function()
+  local t = make_task()
+  local _, trajs, out = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {
+    { tool = "bash", command = [[printf 'a\xffb\x00c\xe2\x82']] },
+    -- 3-byte characters across the rocklet's head/tail cut
+    { tool = "bash", command = [[for i in $(seq 1 8000); do printf '\xe2\x82\xac'; done]] },
+    { tool = "bash", command = [[printf 'COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n\xc3(']] } } } })
+  local tr = trajs[1]
+  T.eq(tr.termination_reason, "finish")
+  T.match(tr.steps[1].observation, "a\u{FFFD}b\0c\u{FFFD}")
+  for i, st in ipairs(tr.steps) do T.ok(utf8.len(st.observation), "observation " .. i .. " is UTF-8") end
+  T.match(tr.steps[2].observation, "elided")
+  T.eq(tr.submission, "\u{FFFD}(")
+  local recs = jsonl(out .. "/trajectories.jsonl")
+  T.eq(recs[1].steps[1].observation, tr.steps[1].observation)
+  T.eq(recs[1].messages[4].content, tr.steps[1].observation) -- what the model would see
+end)
+
+T.test("a model answer with no content and no tool calls, tool calls without ids: the messages stay valid", function()
+  local t = make_task()
+  local noid = F.tool_call("bash", { command = "echo one" })
+  noid.body.choices[1].message.tool_calls[1].id = nil
+  local two = F.tool_call({ { "bash", { command = "echo a" } }, { "bash", { command = "echo b" } } })
+  for _, c in ipairs(two.body.choices[1].message.tool_calls) do c.id = json.null end
+  local srv = F.start({ F.reply(json.null), noid, two, F.tool_call("submit", {}) })
+  local ok, err = pcall(function()
+    local _, trajs = run({ t }, { policy = "model", cost_limit = 0, llm = rock.llm.new{ base_url = srv.url,
+      model = "fake-model", retries = 0, prices = { ["fake-model"] = { input = 0, output = 0 } } } })
+    local tr = trajs[1]
+    T.eq(tr.termination_reason, "finish")
+    T.eq(#tr.steps, 4)
+    T.eq(tr.steps[1].failure_reason, "format_error")
+    T.match(tr.steps[2].observation, "one")
+    T.eq(tr.steps[3].failure_reason, "format_error")
+    check_openai(tr.messages, "trajectory")
+    local reqs = srv.requests()
+    T.eq(#reqs, 4)
+    for i, r in ipairs(reqs) do check_openai(r.body.messages, "request " .. i) end
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end)
+
+os.execute("rm -rf " .. q(root))
+T.done()
