@@ -1,6 +1,6 @@
 -- The agent loop under hostile input, on the local backend (issue 8, the
 -- hostile round): outputs that are not UTF-8, model answers an API would
--- not take back.
+-- not take back, an --out dir with a quote.
 -- Each test names the defect it guards against.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
@@ -156,6 +156,19 @@ T.test("a model answer with no content and no tool calls, tool calls without ids
   end)
   srv.stop()
   if not ok then error(err, 0) end
+end)
+
+T.test("an --out dir with a quote: the eval logs are written, fresh and in place", function()
+  for _, how in ipairs({ "fresh", "in_place" }) do
+    local t = make_task()
+    local out = out_dir("-it's")
+    local _, trajs = run({ t }, { policy = "replay", eval = how, out = out, replay = replay{ [t.instance_id] = {
+      { tool = "bash", command = "sed -i 's/a - b/a + b/' calc.py" }, { tool = "submit" } } } })
+    local ev = trajs[1].eval
+    T.eq(ev.log_error, nil, how .. ": log error")
+    T.eq(ev.log_path, out .. "/eval/" .. t.instance_id .. ".log", how .. ": log path")
+    T.match(read(ev.log_path), "Applied Patch", how .. ": the log")
+  end
 end)
 
 os.execute("rm -rf " .. q(root))

@@ -16,10 +16,12 @@ local M = {}
 local Writer = {}
 Writer.__index = Writer
 
-local function mkdir(dir)
-  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
+--- mkdir -p dir; raises io_error.
+function M.mkdir(dir)
+  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
   if not ok then errors.raise("io_error", "cannot create " .. dir) end
 end
+local mkdir = M.mkdir
 
 local function open(path, mode)
   local f, why = io.open(path, mode)
