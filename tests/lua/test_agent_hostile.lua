@@ -1,6 +1,6 @@
 -- The agent loop under hostile input, on the local backend (issue 8, the
 -- hostile round): outputs that are not UTF-8, model answers an API would
--- not take back, an --out dir with a quote.
+-- not take back, an --out dir with a quote, a full disk.
 -- Each test names the defect it guards against.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
@@ -169,6 +169,55 @@ T.test("an --out dir with a quote: the eval logs are written, fresh and in place
     T.eq(ev.log_path, out .. "/eval/" .. t.instance_id .. ".log", how .. ": log path")
     T.match(read(ev.log_path), "Applied Patch", how .. ": the log")
   end
+end)
+
+-- a full disk: a small tmpfs of our own (root only; skipped otherwise)
+local function with_tmpfs(kib, fn)
+  local dir = root .. "/full"
+  os.execute("mkdir -p " .. dir)
+  local _, mounted = T.sh("mount -t tmpfs -o size=" .. kib .. "k rock-test-full " .. dir .. " 2>&1")
+  if not mounted then
+    print("skip: cannot mount a tmpfs (not root?)")
+    return
+  end
+  local ok, err = pcall(fn, dir)
+  T.sh("umount " .. dir)
+  if not ok then error(err, 0) end
+end
+
+local rock_exe = T.rock_exe()
+local recipe = T.sh("cd " .. here .. "../.. && pwd"):gsub("%s+$", "") .. "/recipes/swe_agent.lua"
+
+T.test("--out on a full disk: the run fails naming the file, nothing written is spoiled, --resume ends it", function()
+  with_tmpfs(48, function(dir)
+    local tasks, by_id = {}, {}
+    for i = 1, 6 do
+      local t = make_task("local__full-" .. i)
+      tasks[i] = t
+      by_id[t.instance_id] = { { tool = "bash", command = "seq 1 3000" }, { tool = "submit" } }
+    end
+    local out = dir .. "/out"
+    local args = string.format("--instances %s --policy replay --replay %s --out %s --backend local --no-eval",
+      tasks_file(tasks), replay(by_id), out)
+    local log, ok = T.sh(string.format("%s %s %s 2>&1", rock_exe, recipe, args))
+    T.ok(not ok, "the run fails: " .. log)
+    T.match(log, "io_error")
+    T.match(log, "No space left on device")
+    T.match(log, "trajectories.jsonl")
+    -- the summary of the tasks written before is whole (not an empty file)
+    local s = json.decode(read(out .. "/summary.json"))
+    local done = #jsonl(out .. "/preds.jsonl")
+    T.eq(s.total, done)
+    T.ok(done < 6, "the disk filled before the end: " .. done)
+    -- room again: --resume completes the run, each task once
+    T.sh("mount -o remount,size=4m " .. dir)
+    local log2, ok2 = T.sh(string.format("%s %s %s --resume 2>&1", rock_exe, recipe, args))
+    T.ok(ok2, "the resumed run succeeds: " .. log2)
+    local ids = {}
+    for _, r in ipairs(jsonl(out .. "/trajectories.jsonl")) do ids[r.instance_id] = (ids[r.instance_id] or 0) + 1 end
+    for i = 1, 6 do T.eq(ids["local__full-" .. i], 1, "task " .. i .. " once") end
+    T.eq(json.decode(read(out .. "/summary.json")).total, 6)
+  end)
 end)
 
 os.execute("rm -rf " .. q(root))
