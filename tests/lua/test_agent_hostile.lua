@@ -1,6 +1,6 @@
 -- The agent loop under hostile input, on the local backend (issue 8, the
 -- hostile round): outputs that are not UTF-8, model answers an API would
--- not take back, an --out dir with a quote, a full disk.
+-- not take back, an --out dir with a quote, a full disk, interruptions.
 -- Each test names the defect it guards against.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
@@ -218,6 +218,57 @@ T.test("--out on a full disk: the run fails naming the file, nothing written is 
     for i = 1, 6 do T.eq(ids["local__full-" .. i], 1, "task " .. i .. " once") end
     T.eq(json.decode(read(out .. "/summary.json")).total, 6)
   end)
+end)
+
+local function alive(pid) return T.sh("kill -0 " .. pid .. " && echo yes"):find("yes") ~= nil end
+
+local function wait_until(pred, seconds)
+  for _ = 1, seconds * 10 do
+    if pred() then return true end
+    rock.sleep(0.1)
+  end
+  return pred()
+end
+
+T.test("SIGTERM in the turns and in the eval: --resume runs both tasks again, each kept once", function()
+  local flag = root .. "/slow"
+  write(flag, "")
+  local sleep = string.format("sleep 61.%d", math.random(1, 1 << 30)) -- this test's own
+  local slow = "test -e " .. flag .. " && " .. sleep .. "; true"
+  local a, b = make_task("local__intr-turns"), make_task("local__intr-eval")
+  b.test_cmd = slow -- the eval script runs it
+  local edit = { tool = "bash", command = "sed -i 's/a - b/a + b/' calc.py" }
+  local args = string.format("--instances %s --policy replay --replay %s --out %s --backend local --workers 2",
+    tasks_file({ a, b }), replay{ [a.instance_id] = { edit, { tool = "bash", command = slow }, { tool = "submit" } },
+      [b.instance_id] = { edit, { tool = "submit" } } }, out_dir())
+  local out = args:match("%-%-out (%S+)")
+  local pid = tonumber((T.sh(string.format("{ %s %s %s >%s/recipe.log 2>&1 & echo $!; }",
+    rock_exe, recipe, args, root)):gsub("%s+$", "")))
+  T.ok(wait_until(function()
+    return (T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+") or "0") == "2"
+  end, 60), "one task in its turns, one in its eval: " .. tostring(read(root .. "/recipe.log")))
+  T.sh("kill -TERM " .. pid)
+  T.ok(wait_until(function() return not alive(pid) end, 60), "the recipe ended")
+  local recs = jsonl(out .. "/trajectories.jsonl")
+  T.eq(#recs, 2)
+  for _, r in ipairs(recs) do T.eq(r.interrupted, true, r.instance_id .. " is marked interrupted") end
+  os.remove(flag)
+  local log, ok = T.sh(string.format("%s %s %s --resume 2>&1", rock_exe, recipe, args))
+  T.ok(ok, "the resumed run succeeds: " .. log)
+  local by_id = {}
+  for _, r in ipairs(jsonl(out .. "/trajectories.jsonl")) do
+    T.eq(by_id[r.instance_id], nil, r.instance_id .. " once")
+    by_id[r.instance_id] = r
+  end
+  for _, id in ipairs({ a.instance_id, b.instance_id }) do
+    local r = by_id[id]
+    T.ok(r, id .. " kept")
+    T.eq(r.termination_reason, "finish", id)
+    T.eq(r.interrupted, nil, id)
+    T.ok(r.eval.status == "resolved" or r.eval.status == "unresolved", id .. ": graded, not " .. tostring(r.eval.status))
+  end
+  T.eq(#jsonl(out .. "/preds.jsonl"), 2)
+  T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
 end)
 
 os.execute("rm -rf " .. q(root))

@@ -33,6 +33,12 @@ local function start_permits()
   return task.semaphore(math.max(1, n))
 end
 
+-- Did the run's stop (a signal) cut this task short, in its turns or its eval?
+local function interrupted(traj)
+  local function cut(e) return type(e) == "table" and e.code == "aborted" end
+  return cut(traj.error) or (type(traj.eval) == "table" and cut(traj.eval.error))
+end
+
 --- Run tasks; returns the summary (summary.json's content).
 --- opts: policy (a name or a factory), out (dir, required), workers
 --- (default 1), resume (skip tasks already in out/trajectories.jsonl),
@@ -41,8 +47,9 @@ end
 --- (step_limit, cost_limit, token_limit, wall_limit, command_timeout,
 --- repeat_limit, format_error_limit: episode.DEFAULTS), prompts, progress
 --- (a progress.lua object, or false), on_signal (default true: SIGINT or
---- SIGTERM ends running tasks as aborted and writes them; tasks not yet
---- started are left for --resume). Raises io_error when a trajectory
+--- SIGTERM ends running tasks as aborted and writes them with
+--- interrupted=true, as is a task whose eval it cut; --resume runs those
+--- again, as it runs the tasks not yet started). Raises io_error when a trajectory
 --- cannot be written (a full disk): the running tasks end as at a signal,
 --- and what was written before stays for --resume.
 function M.run(tasks, opts)
@@ -83,6 +90,7 @@ function M.run(tasks, opts)
                exit_status = "internal", error = { code = "internal", message = tostring(traj) }, patch = "" }
     end
     if write_err then return end -- nothing more can be kept: the run is ending
+    if stopping and interrupted(traj) then traj.interrupted = true end -- --resume runs it again
     local wok, werr = pcall(writer.write, writer, traj)
     if not wok then
       write_err = werr

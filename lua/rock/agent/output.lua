@@ -7,8 +7,8 @@
 --                       (to a temp file, then renamed) after every task
 --   eval/<id>.log       each eval's log (written by the grading)
 -- open(dir, {resume=true}) keeps what the files hold: a line cut short by
--- a crash is dropped, and the finished tasks are listed in writer.done so
--- the run skips them.
+-- a crash, and a task a signal interrupted (interrupted=true), are dropped;
+-- the finished tasks are listed in writer.done so the run skips them.
 local json = require "rock.json"
 local errors = require "rock.errors"
 
@@ -95,7 +95,7 @@ function M.open(dir, opts)
     local recs, lines = M.read_jsonl(tpath)
     local keep, preds = {}, {}
     for i, r in ipairs(recs) do
-      if type(r.instance_id) == "string" and not w.done[r.instance_id] then
+      if type(r.instance_id) == "string" and not w.done[r.instance_id] and r.interrupted ~= true then
         w.records[#w.records + 1] = r
         w.done[r.instance_id] = true
         keep[#keep + 1], preds[#preds + 1] = lines[i], M.prediction(r)
