@@ -131,13 +131,18 @@ end
 local function grade(t, patch, opts, sb)
   local grading = require "rock.agent.grading"
   local log_path = opts.out and (opts.out .. "/eval/" .. t.instance_id .. ".log") or nil
-  if log_path then os.execute("mkdir -p '" .. opts.out .. "/eval'") end
+  if log_path then require("rock.agent.output").mkdir(opts.out .. "/eval") end
   local res
   if opts.eval == "in_place" and sb then
     res = grading.evaluate(sb, t, patch, {})
     if log_path and res.log then
-      local f = io.open(log_path, "wb")
-      if f then f:write(res.log); f:close(); res.log_path = log_path end
+      local f, why = io.open(log_path, "wb")
+      if f then
+        local ok, werr = f:write(res.log)
+        local closed, cerr = f:close()
+        why = (not ok and werr) or (not closed and cerr) or nil
+      end
+      if why then res.log_error = "cannot write the log: " .. tostring(why) else res.log_path = log_path end
     end
   else
     local so = { backend = opts.backend, retries = opts.start_retries }
@@ -151,8 +156,8 @@ end
 local function eval_record(res)
   return { status = res.status, resolved = res.resolved == true, applied = res.applied,
     apply_method = res.apply_method, tests = res.tests, report = res.report,
-    test_exit_code = res.test_exit_code, log_path = res.log_path, error = res.error,
-    seconds = res.seconds }
+    test_exit_code = res.test_exit_code, log_path = res.log_path, log_error = res.log_error,
+    error = res.error, seconds = res.seconds }
 end
 
 --- Run one task; returns its trajectory (never raises for the task's own

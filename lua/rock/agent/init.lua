@@ -33,6 +33,12 @@ local function start_permits()
   return task.semaphore(math.max(1, n))
 end
 
+-- Did the run's stop (a signal) cut this task short, in its turns or its eval?
+local function interrupted(traj)
+  local function cut(e) return type(e) == "table" and e.code == "aborted" end
+  return cut(traj.error) or (type(traj.eval) == "table" and cut(traj.eval.error))
+end
+
 --- Run tasks; returns the summary (summary.json's content).
 --- opts: policy (a name or a factory), out (dir, required), workers
 --- (default 1), resume (skip tasks already in out/trajectories.jsonl),
@@ -41,8 +47,11 @@ end
 --- (step_limit, cost_limit, token_limit, wall_limit, command_timeout,
 --- repeat_limit, format_error_limit: episode.DEFAULTS), prompts, progress
 --- (a progress.lua object, or false), on_signal (default true: SIGINT or
---- SIGTERM ends running tasks as aborted and writes them; tasks not yet
---- started are left for --resume).
+--- SIGTERM ends running tasks as aborted and writes them with
+--- interrupted=true, as is a task whose eval it cut; --resume runs those
+--- again, as it runs the tasks not yet started). Raises io_error when a trajectory
+--- cannot be written (a full disk): the running tasks end as at a signal,
+--- and what was written before stays for --resume.
 function M.run(tasks, opts)
   if type(tasks) ~= "table" then errors.raise("invalid_argument", "agent.run: tasks must be a list") end
   if type(opts) ~= "table" or type(opts.out) ~= "string" then
@@ -59,7 +68,13 @@ function M.run(tasks, opts)
   local progress = opts.progress
   if progress == nil then progress = require("rock.agent.progress").new(#todo) end
   local workers = task.semaphore(math.max(1, math.tointeger(opts.workers or 1) or 1))
-  local running, stopping = {}, nil
+  local running, stopping, write_err = {}, nil, nil
+  -- end the running tasks as aborted (a signal, or the output cannot be written)
+  local function stop(why, what)
+    stopping = stopping or why
+    local err = errors.new("aborted", "the run was interrupted (" .. what .. ")")
+    for t in pairs(running) do task.cancel(t, err) end
+  end
 
   local function one(t)
     workers:acquire()
@@ -74,23 +89,30 @@ function M.run(tasks, opts)
       traj = { instance_id = t.instance_id, policy = factory.name, termination_reason = "aborted",
                exit_status = "internal", error = { code = "internal", message = tostring(traj) }, patch = "" }
     end
-    writer:write(traj)
+    if write_err then return end -- nothing more can be kept: the run is ending
+    if stopping and interrupted(traj) then traj.interrupted = true end -- --resume runs it again
+    local wok, werr = pcall(writer.write, writer, traj)
+    if not wok then
+      write_err = werr
+      log.error("agent", "%s: %s; stopping the run", t.instance_id, tostring(werr))
+      return stop("io_error", "the output cannot be written")
+    end
     if progress then progress:finished(traj) end
     if opts.on_trajectory then opts.on_trajectory(traj) end
   end
 
   if opts.on_signal ~= false then
-    require("rock._main").on_signal(function(name)
-      stopping = name
-      local err = errors.new("aborted", "the run was interrupted (" .. name:upper() .. ")")
-      for t in pairs(running) do task.cancel(t, err) end
-    end)
+    require("rock._main").on_signal(function(name) stop(name, name:upper()) end)
   end
   local spawned = {}
   for i, t in ipairs(todo) do spawned[i] = task.spawn(one, t) end
   task.wait(spawned)
   if opts.on_signal ~= false then require("rock._main").on_signal(nil) end
   if progress then progress:close() end
+  if write_err then
+    writer:close()
+    error(write_err, 0)
+  end
   local summary = writer:write_summary()
   writer:close()
   summary.interrupted = stopping

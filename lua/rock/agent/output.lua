@@ -7,8 +7,8 @@
 --                       (to a temp file, then renamed) after every task
 --   eval/<id>.log       each eval's log (written by the grading)
 -- open(dir, {resume=true}) keeps what the files hold: a line cut short by
--- a crash is dropped, and the finished tasks are listed in writer.done so
--- the run skips them.
+-- a crash, and a task a signal interrupted (interrupted=true), are dropped;
+-- the finished tasks are listed in writer.done so the run skips them.
 local json = require "rock.json"
 local errors = require "rock.errors"
 
@@ -16,9 +16,19 @@ local M = {}
 local Writer = {}
 Writer.__index = Writer
 
-local function mkdir(dir)
-  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'")
+--- mkdir -p dir; raises io_error.
+function M.mkdir(dir)
+  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
   if not ok then errors.raise("io_error", "cannot create " .. dir) end
+end
+local mkdir = M.mkdir
+
+-- f:write(...) then f:flush(), or io_error naming path (a full disk, a
+-- quota: nothing may be lost silently)
+local function put(f, path, ...)
+  local ok, why = f:write(...)
+  if ok then ok, why = f:flush() end
+  if not ok then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(why)) end
 end
 
 local function open(path, mode)
@@ -63,9 +73,16 @@ end
 function M.write_lines(path, items)
   local tmp = path .. ".tmp"
   local f = open(tmp, "wb")
-  for _, v in ipairs(items) do f:write(type(v) == "string" and v or json.encode(v), "\n") end
-  f:close()
-  local ok, why = os.rename(tmp, path)
+  local ok, why = pcall(function()
+    for _, v in ipairs(items) do put(f, path, type(v) == "string" and v or json.encode(v), "\n") end
+  end)
+  local closed, cwhy = f:close()
+  if ok and not closed then ok, why = false, errors.new("io_error", "cannot write " .. path .. ": " .. tostring(cwhy)) end
+  if not ok then
+    os.remove(tmp) -- the old file stays as it was
+    error(why, 0)
+  end
+  ok, why = os.rename(tmp, path)
   if not ok then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(why)) end
 end
 
@@ -78,7 +95,7 @@ function M.open(dir, opts)
     local recs, lines = M.read_jsonl(tpath)
     local keep, preds = {}, {}
     for i, r in ipairs(recs) do
-      if type(r.instance_id) == "string" and not w.done[r.instance_id] then
+      if type(r.instance_id) == "string" and not w.done[r.instance_id] and r.interrupted ~= true then
         w.records[#w.records + 1] = r
         w.done[r.instance_id] = true
         keep[#keep + 1], preds[#preds + 1] = lines[i], M.prediction(r)
@@ -96,12 +113,12 @@ function M.open(dir, opts)
   return w
 end
 
---- Append one finished trajectory; flushed before it returns.
+--- Append one finished trajectory; flushed before it returns. Raises
+--- io_error when it cannot be written (the trajectory line may then be
+--- torn: --resume drops it and runs the task again).
 function Writer:write(traj)
-  self.traj_f:write(json.encode(traj), "\n")
-  self.traj_f:flush()
-  self.preds_f:write(json.encode(M.prediction(traj)), "\n")
-  self.preds_f:flush()
+  put(self.traj_f, self.dir .. "/trajectories.jsonl", json.encode(traj), "\n")
+  put(self.preds_f, self.dir .. "/preds.jsonl", json.encode(M.prediction(traj)), "\n")
   self.records[#self.records + 1] = traj
   self.done[traj.instance_id] = true
   self:write_summary()

@@ -46,6 +46,14 @@ function Model:act(ctx)
   local r = self.client:chat{ messages = ctx.messages, tools = self.mode == "tools" and tools.schemas or nil }
   local msg = r.message or { role = "assistant" }
   msg.role = "assistant"
+  self.calls = self.calls + 1
+  -- kept as the API must read it back: an assistant message needs content
+  -- or tool calls, and each tool call an id its tool message answers
+  local calls = type(msg.tool_calls) == "table" and msg.tool_calls or {}
+  if msg.content == nil and #calls == 0 then msg.content = "" end
+  for i, c in ipairs(calls) do
+    if type(c.id) ~= "string" or c.id == "" then c.id = string.format("call_rock_%d_%d", self.calls, i) end
+  end
   local turn = { message = msg, usage = r.usage, cost = r.cost or 0, seconds = r.seconds }
   if self.mode == "text" then
     local cmd, why = require("rock.llm").parse_bash_block(msg.content or "")
@@ -53,12 +61,11 @@ function Model:act(ctx)
     else turn.format_error = why end
     return turn
   end
-  local calls = msg.tool_calls
-  if type(calls) ~= "table" or #calls ~= 1 then
+  if #calls ~= 1 then
     turn.format_error = prompts.render(self.prompts.tool_format_error, {
-      reason = string.format("it made %d tool calls, exactly one is needed", type(calls) == "table" and #calls or 0) })
+      reason = string.format("it made %d tool calls, exactly one is needed", #calls) })
     turn.tool_call_ids = {}
-    for i, c in ipairs(type(calls) == "table" and calls or {}) do turn.tool_call_ids[i] = c.id end
+    for i, c in ipairs(calls) do turn.tool_call_ids[i] = c.id end
     return turn
   end
   turn.tool_call_id = calls[1].id

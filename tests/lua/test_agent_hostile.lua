@@ -1,0 +1,275 @@
+-- The agent loop under hostile input, on the local backend (issue 8, the
+-- hostile round): outputs that are not UTF-8, model answers an API would
+-- not take back, an --out dir with a quote, a full disk, interruptions.
+-- Each test names the defect it guards against.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local F = dofile(here .. "fake_openai.lua")
+local json = rock.json
+
+local tmp = os.getenv("TMPDIR") or "/tmp"
+local root = T.sh("mktemp -d " .. tmp .. "/rock-agent-hostile.XXXXXX"):gsub("%s+$", "")
+
+local function write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local n_repo = 0
+--- A git repo with a buggy calc.py at its base commit; returns a task.
+local function make_task(id)
+  n_repo = n_repo + 1
+  local dir = string.format("%s/repo%d", root, n_repo)
+  os.execute("mkdir -p " .. dir)
+  write(dir .. "/calc.py", "def add(a, b):\n    return a - b\n")
+  local out, ok = T.sh("cd " .. dir .. " && git init -q && git add -A && "
+    .. "git -c user.name=t -c user.email=t@t commit -qm base && git rev-parse HEAD")
+  assert(ok, out)
+  return { instance_id = id or ("local__hostile-" .. n_repo), repo = "local/calc", repo_dir = dir,
+    base_commit = out:gsub("%s+$", ""), problem_statement = "add() subtracts instead of adding.",
+    FAIL_TO_PASS = json.array(), PASS_TO_PASS = json.array(), test_patch = "" }
+end
+
+local n_file = 0
+--- A replay file from a table instance_id -> actions.
+local function replay(by_id)
+  n_file = n_file + 1
+  local path = string.format("%s/replay-%d.jsonl", root, n_file)
+  local lines = {}
+  for id, actions in pairs(by_id) do lines[#lines + 1] = json.encode({ instance_id = id, actions = actions }) end
+  write(path, table.concat(lines, "\n") .. "\n")
+  return path
+end
+
+local function tasks_file(tasks)
+  n_file = n_file + 1
+  local path = string.format("%s/tasks-%d.jsonl", root, n_file)
+  local lines = {}
+  for i, t in ipairs(tasks) do lines[i] = json.encode(t) end
+  write(path, table.concat(lines, "\n") .. "\n")
+  return path
+end
+
+local n_out = 0
+local function out_dir(suffix)
+  n_out = n_out + 1
+  return string.format("%s/out%d%s", root, n_out, suffix or "")
+end
+
+local function run(tasks, opts)
+  opts.backend = "local"
+  opts.out = opts.out or out_dir()
+  opts.eval = opts.eval or "none"
+  opts.progress = false
+  local summary, trajs = rock.agent.run(tasks, opts)
+  return summary, trajs, opts.out
+end
+
+--- Every line of a JSONL file is UTF-8 and decodes; returns the records.
+local function jsonl(path)
+  local recs = {}
+  for l in io.lines(path) do
+    T.ok(utf8.len(l), "line " .. (#recs + 1) .. " of " .. path .. " is UTF-8")
+    recs[#recs + 1] = json.decode(l)
+  end
+  return recs
+end
+
+--- messages as an OpenAI-compatible API takes them: every assistant message
+--- has content or tool calls, every tool call an id, answered by a tool
+--- message before the next assistant or user message.
+local function check_openai(messages, what)
+  local open = {}
+  for i, m in ipairs(messages) do
+    local where = string.format("%s: message %d (%s)", what, i, tostring(m.role))
+    if m.role == "assistant" or m.role == "user" then
+      T.eq(next(open), nil, where .. ": every tool call answered before it")
+    end
+    if m.role == "assistant" then
+      local calls = m.tool_calls
+      local n = type(calls) == "table" and #calls or 0
+      T.ok(type(m.content) == "string" or n > 0, where .. ": content or tool calls")
+      for _, c in ipairs(n > 0 and calls or {}) do
+        T.ok(type(c.id) == "string" and c.id ~= "", where .. ": a tool call has an id")
+        T.eq(open[c.id], nil, where .. ": tool call ids are unique")
+        open[c.id] = true
+      end
+    elseif m.role == "tool" then
+      T.ok(open[m.tool_call_id], where .. ": answers an open tool call")
+      open[m.tool_call_id] = nil
+      T.eq(type(m.content), "string", where .. ": content")
+    end
+  end
+  T.eq(next(open), nil, what .. ": every tool call answered")
+end
+
+T.test("output that is not UTF-8 (bytes, NULs, a character cut by the elision) is kept as UTF-8", function()
+  local t = make_task()
+  local _, trajs, out = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {
+    { tool = "bash", command = [[printf 'a\xffb\x00c\xe2\x82']] },
+    -- 3-byte characters across the rocklet's head/tail cut
+    { tool = "bash", command = [[for i in $(seq 1 8000); do printf '\xe2\x82\xac'; done]] },
+    { tool = "bash", command = [[printf 'COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n\xc3(']] } } } })
+  local tr = trajs[1]
+  T.eq(tr.termination_reason, "finish")
+  T.match(tr.steps[1].observation, "a\u{FFFD}b\0c\u{FFFD}")
+  for i, st in ipairs(tr.steps) do T.ok(utf8.len(st.observation), "observation " .. i .. " is UTF-8") end
+  T.match(tr.steps[2].observation, "elided")
+  T.eq(tr.submission, "\u{FFFD}(")
+  local recs = jsonl(out .. "/trajectories.jsonl")
+  T.eq(recs[1].steps[1].observation, tr.steps[1].observation)
+  T.eq(recs[1].messages[4].content, tr.steps[1].observation) -- what the model would see
+end)
+
+T.test("a model answer with no content and no tool calls, tool calls without ids: the messages stay valid", function()
+  local t = make_task()
+  local noid = F.tool_call("bash", { command = "echo one" })
+  noid.body.choices[1].message.tool_calls[1].id = nil
+  local two = F.tool_call({ { "bash", { command = "echo a" } }, { "bash", { command = "echo b" } } })
+  for _, c in ipairs(two.body.choices[1].message.tool_calls) do c.id = json.null end
+  local srv = F.start({ F.reply(json.null), noid, two, F.tool_call("submit", {}) })
+  local ok, err = pcall(function()
+    local _, trajs = run({ t }, { policy = "model", cost_limit = 0, llm = rock.llm.new{ base_url = srv.url,
+      model = "fake-model", retries = 0, prices = { ["fake-model"] = { input = 0, output = 0 } } } })
+    local tr = trajs[1]
+    T.eq(tr.termination_reason, "finish")
+    T.eq(#tr.steps, 4)
+    T.eq(tr.steps[1].failure_reason, "format_error")
+    T.match(tr.steps[2].observation, "one")
+    T.eq(tr.steps[3].failure_reason, "format_error")
+    check_openai(tr.messages, "trajectory")
+    local reqs = srv.requests()
+    T.eq(#reqs, 4)
+    for i, r in ipairs(reqs) do check_openai(r.body.messages, "request " .. i) end
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end)
+
+T.test("an --out dir with a quote: the eval logs are written, fresh and in place", function()
+  for _, how in ipairs({ "fresh", "in_place" }) do
+    local t = make_task()
+    local out = out_dir("-it's")
+    local _, trajs = run({ t }, { policy = "replay", eval = how, out = out, replay = replay{ [t.instance_id] = {
+      { tool = "bash", command = "sed -i 's/a - b/a + b/' calc.py" }, { tool = "submit" } } } })
+    local ev = trajs[1].eval
+    T.eq(ev.log_error, nil, how .. ": log error")
+    T.eq(ev.log_path, out .. "/eval/" .. t.instance_id .. ".log", how .. ": log path")
+    T.match(read(ev.log_path), "Applied Patch", how .. ": the log")
+  end
+end)
+
+-- a full disk: a small tmpfs of our own (root only; skipped otherwise)
+local function with_tmpfs(kib, fn)
+  local dir = root .. "/full"
+  os.execute("mkdir -p " .. dir)
+  local _, mounted = T.sh("mount -t tmpfs -o size=" .. kib .. "k rock-test-full " .. dir .. " 2>&1")
+  if not mounted then
+    print("skip: cannot mount a tmpfs (not root?)")
+    return
+  end
+  local ok, err = pcall(fn, dir)
+  T.sh("umount " .. dir)
+  if not ok then error(err, 0) end
+end
+
+local rock_exe = T.rock_exe()
+local recipe = T.sh("cd " .. here .. "../.. && pwd"):gsub("%s+$", "") .. "/recipes/swe_agent.lua"
+
+T.test("--out on a full disk: the run fails naming the file, nothing written is spoiled, --resume ends it", function()
+  with_tmpfs(48, function(dir)
+    local tasks, by_id = {}, {}
+    for i = 1, 6 do
+      local t = make_task("local__full-" .. i)
+      tasks[i] = t
+      by_id[t.instance_id] = { { tool = "bash", command = "seq 1 3000" }, { tool = "submit" } }
+    end
+    local out = dir .. "/out"
+    local args = string.format("--instances %s --policy replay --replay %s --out %s --backend local --no-eval",
+      tasks_file(tasks), replay(by_id), out)
+    local log, ok = T.sh(string.format("%s %s %s 2>&1", rock_exe, recipe, args))
+    T.ok(not ok, "the run fails: " .. log)
+    T.match(log, "io_error")
+    T.match(log, "No space left on device")
+    T.match(log, "trajectories.jsonl")
+    -- the summary of the tasks written before is whole (not an empty file)
+    local s = json.decode(read(out .. "/summary.json"))
+    local done = #jsonl(out .. "/preds.jsonl")
+    T.eq(s.total, done)
+    T.ok(done < 6, "the disk filled before the end: " .. done)
+    -- room again: --resume completes the run, each task once
+    T.sh("mount -o remount,size=4m " .. dir)
+    local log2, ok2 = T.sh(string.format("%s %s %s --resume 2>&1", rock_exe, recipe, args))
+    T.ok(ok2, "the resumed run succeeds: " .. log2)
+    local ids = {}
+    for _, r in ipairs(jsonl(out .. "/trajectories.jsonl")) do ids[r.instance_id] = (ids[r.instance_id] or 0) + 1 end
+    for i = 1, 6 do T.eq(ids["local__full-" .. i], 1, "task " .. i .. " once") end
+    T.eq(json.decode(read(out .. "/summary.json")).total, 6)
+  end)
+end)
+
+local function alive(pid) return T.sh("kill -0 " .. pid .. " && echo yes"):find("yes") ~= nil end
+
+local function wait_until(pred, seconds)
+  for _ = 1, seconds * 10 do
+    if pred() then return true end
+    rock.sleep(0.1)
+  end
+  return pred()
+end
+
+T.test("SIGTERM in the turns and in the eval: --resume runs both tasks again, each kept once", function()
+  local flag = root .. "/slow"
+  write(flag, "")
+  local sleep = string.format("sleep 61.%d", math.random(1, 1 << 30)) -- this test's own
+  local slow = "test -e " .. flag .. " && " .. sleep .. "; true"
+  local a, b = make_task("local__intr-turns"), make_task("local__intr-eval")
+  b.test_cmd = slow -- the eval script runs it
+  local edit = { tool = "bash", command = "sed -i 's/a - b/a + b/' calc.py" }
+  local args = string.format("--instances %s --policy replay --replay %s --out %s --backend local --workers 2",
+    tasks_file({ a, b }), replay{ [a.instance_id] = { edit, { tool = "bash", command = slow }, { tool = "submit" } },
+      [b.instance_id] = { edit, { tool = "submit" } } }, out_dir())
+  local out = args:match("%-%-out (%S+)")
+  local pid = tonumber((T.sh(string.format("{ %s %s %s >%s/recipe.log 2>&1 & echo $!; }",
+    rock_exe, recipe, args, root)):gsub("%s+$", "")))
+  T.ok(wait_until(function()
+    return (T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+") or "0") == "2"
+  end, 60), "one task in its turns, one in its eval: " .. tostring(read(root .. "/recipe.log")))
+  T.sh("kill -TERM " .. pid)
+  T.ok(wait_until(function() return not alive(pid) end, 60), "the recipe ended")
+  local recs = jsonl(out .. "/trajectories.jsonl")
+  T.eq(#recs, 2)
+  for _, r in ipairs(recs) do T.eq(r.interrupted, true, r.instance_id .. " is marked interrupted") end
+  os.remove(flag)
+  local log, ok = T.sh(string.format("%s %s %s --resume 2>&1", rock_exe, recipe, args))
+  T.ok(ok, "the resumed run succeeds: " .. log)
+  local by_id = {}
+  for _, r in ipairs(jsonl(out .. "/trajectories.jsonl")) do
+    T.eq(by_id[r.instance_id], nil, r.instance_id .. " once")
+    by_id[r.instance_id] = r
+  end
+  for _, id in ipairs({ a.instance_id, b.instance_id }) do
+    local r = by_id[id]
+    T.ok(r, id .. " kept")
+    T.eq(r.termination_reason, "finish", id)
+    T.eq(r.interrupted, nil, id)
+    T.ok(r.eval.status == "resolved" or r.eval.status == "unresolved", id .. ": graded, not " .. tostring(r.eval.status))
+  end
+  T.eq(#jsonl(out .. "/preds.jsonl"), 2)
+  T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
+end)
+
+os.execute("rm -rf " .. q(root))
+T.done()
