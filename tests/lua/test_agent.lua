@@ -123,6 +123,22 @@ T.test("a replay that edits and submits: finish, the patch, the files", function
   T.ok(read(out .. "/summary.json"):find('"error_ids":[]', 1, true), "empty lists stay lists")
 end)
 
+T.test("an edit that leaves a latin-1 file: the patch is still UTF-8 (binary hunks) and applies", function()
+  local t = make_task()
+  local _, trajs = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {
+    { tool = "bash", command = "printf 'caf\\xe9 = 1\\n' >> calc.py" }, { tool = "submit" } } } })
+  local patch = trajs[1].patch
+  T.ok(utf8.len(patch), "valid UTF-8")
+  T.match(patch, "GIT binary patch")
+  local copy = root .. "/latin1-copy"
+  local pf = root .. "/latin1.patch"
+  write(pf, patch)
+  local out, ok = T.sh(string.format("git clone -q %s %s && cd %s && git checkout -q %s && git apply %s && tail -c 9 calc.py | od -An -c",
+    t.repo_dir, copy, copy, t.base_commit, pf))
+  T.ok(ok, out)
+  T.match(out, "351") -- the byte 0xe9 came through
+end)
+
 T.test("mini-swe-agent's submission: COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", function()
   local t = make_task()
   local _, trajs = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {

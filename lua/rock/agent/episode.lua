@@ -26,6 +26,7 @@ M.DEFAULTS = {
   repeat_limit = 3,        -- the same action this many times in a row: loop
   format_error_limit = 3,  -- this many format errors in a row: loop
   setup_timeout = 600,
+  start_retries = 2,       -- a sandbox start that fails is tried again this many times
 }
 
 -- What the agent's shell gets (mini-swe-agent's SWE-bench environment).
@@ -48,7 +49,7 @@ end
 --- a clean tree (untracked files removed; ignored ones, such as built
 --- extensions, kept), the agent's session open in repo_dir.
 local function setup(t, opts, traj)
-  local start = { backend = opts.backend, retries = opts.start_retries }
+  local start = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
   if opts.backend ~= "local" then start.image = t.image end
   for k, v in pairs(opts.sandbox or {}) do start[k] = v end
   local sb
@@ -145,7 +146,7 @@ local function grade(t, patch, opts, sb)
       if why then res.log_error = "cannot write the log: " .. tostring(why) else res.log_path = log_path end
     end
   else
-    local so = { backend = opts.backend, retries = opts.start_retries }
+    local so = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
     for k, v in pairs(opts.sandbox or {}) do so[k] = v end
     res = grading.run(t, patch, { sandbox = so, log_path = log_path, start_sem = opts.start_sem })
   end

@@ -301,18 +301,30 @@ end
 ---@return string patch
 function M.diff(sb, task)
   task = check_task(task, "diff")
-  local cmd = "f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\") || exit 1; if " .. GIT .. "add -A && " ..
-    GIT .. "diff --cached --binary --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ " ..
-    q(task.base_commit) .. " >\"$f\"; then echo \"$f\"; else rc=$?; rm -f \"$f\"; exit $rc; fi"
-  local ok, out, code = run(sb, cmd, task.repo_dir, M.STEP_TIMEOUT)
-  local file = ok and out:match("^(/%S+)\n")
-  if not file then
-    errors.raise("git_failed", string.format("git diff in %s failed (exit %s): %s",
-      task.repo_dir, tostring(code), out))
+  local function diff(extra)
+    local cmd = "f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\") || exit 1; " .. (extra or "") .. "if " ..
+      GIT .. "add -A && " .. GIT .. "diff --cached --binary --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ " ..
+      q(task.base_commit) .. " >\"$f\"; then echo \"$f\"; else rc=$?; rm -f \"$f\"; exit $rc; fi"
+    local ok, out, code = run(sb, cmd, task.repo_dir, M.STEP_TIMEOUT)
+    local file = ok and out:match("^(/%S+)\n")
+    if not file then
+      errors.raise("git_failed", string.format("git diff in %s failed (exit %s): %s",
+        task.repo_dir, tostring(code), out))
+    end
+    local r = sb:read_file{ path = file, binary = true }
+    pcall(sb.execute, sb, { command = { "rm", "-f", file }, timeout = 30 })
+    return r.content
   end
-  local r = sb:read_file{ path = file, binary = true }
-  pcall(sb.execute, sb, { command = { "rm", "-f", file }, timeout = 30 })
-  return r.content
+  local patch = diff()
+  -- A text file that is not UTF-8 (latin-1) puts raw bytes in the patch,
+  -- which no JSON string holds (preds.jsonl, trajectories): diff again
+  -- with every file as binary, whose patch is ASCII and applies the same.
+  if not utf8.len(patch) then
+    patch = diff("a=$(mktemp \"${TMPDIR:-/tmp}/rock-attr.XXXXXX\") && echo '* binary' >\"$a\" && " ..
+      "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.attributesFile GIT_CONFIG_VALUE_0=\"$a\"; " ..
+      "trap 'rm -f \"$a\"' EXIT; ")
+  end
+  return patch
 end
 
 -- is err the error of a rock.timeout around the running task (which
