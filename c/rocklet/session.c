@@ -202,6 +202,10 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
 static void on_marker(void *data, unsigned long seq, int status) {
   rock_session_t *s = data;
   if (!s->done || seq != s->seq) return; /* a late duplicate */
+  /* a startup past its deadline is being killed (rock_session_close); a
+   * marker bash printed before its SIGKILL landed (its startup command
+   * was killed first) is no success: bash's end answers, with TIMEOUT */
+  if (s->starting && s->phase == INTERRUPTING) return;
   finish(s, 0, 1, status, s->phase == INTERRUPTING ? s->reason : "", NULL);
 }
 
