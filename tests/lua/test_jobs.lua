@@ -62,6 +62,9 @@ T.test("wait=false returns a handle; wait_timeout leaves the job running", funct
   T.eq(r.exit_code, nil)
   local st = job:status() -- not killed by the timeout
   T.eq(st.running, true)
+  -- a waiter that gives up (its task's deadline) stops waiting; the job goes on
+  T.raises("timeout", rock.timeout, 0.2, function() return job:wait() end)
+  T.eq(job:status().running, true)
   sb:write_file{ path = flag, content = "" }
   r = job:wait()
   T.eq(r.running, false)
