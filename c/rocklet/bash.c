@@ -43,12 +43,24 @@ static void close_all(int *fds, int n) {
 
 /* In the child: the PTY as controlling terminal (no echo, no CR added),
  * the pipes at their fds, then exec bash. */
+/* Move fd above every target fd (0-2, 252-254), close-on-exec. */
+static int high(int fd, int st_w) {
+  int h = fcntl(fd, F_DUPFD_CLOEXEC, 256);
+  if (h < 0) rock__child_fail(st_w, errno);
+  return h;
+}
+
+/* In the child: the PTY as controlling terminal (no echo, no CR added),
+ * the pipes at their fds, then exec bash (as user, when given). */
 static void child(const char *slave, int po_w, int cp_r, int st_w,
-                  const char *path, const char *const *env, const char *cwd) {
+                  const char *path, const char *const *env, const char *cwd,
+                  const rock_user_t *user, int cmd_fd) {
   rock__child_preamble(0);
-  int sl = open(slave, O_RDWR);
+  st_w = high(st_w, st_w);
+  int sl = open(slave, O_RDWR | O_CLOEXEC);
   if (sl < 0) rock__child_fail(st_w, errno);
   ioctl(sl, TIOCSCTTY, 0);
+  if (user && fchown(sl, user->uid, (gid_t)-1)) rock__child_fail(st_w, errno); /* /dev/tty */
   struct termios t;
   if (tcgetattr(sl, &t) == 0) {
     t.c_lflag &= ~(ECHO | ECHOE | ECHOK | ECHONL | ECHOCTL | ECHOKE);
@@ -57,18 +69,19 @@ static void child(const char *slave, int po_w, int cp_r, int st_w,
   }
   struct winsize ws = {.ws_row = 50, .ws_col = 200};
   ioctl(sl, TIOCSWINSZ, &ws);
-  /* the pipes' fds are CLOEXEC, their dup2 copies not; every source fd is
-   * low (opened before any of these high targets exist) or the target
-   * itself, so no dup2 overwrites an end still to be moved */
-  if (po_w == ROCK_BASH_OUT_FD) fcntl(po_w, F_SETFD, 0);
-  else dup2(po_w, ROCK_BASH_OUT_FD);
-  dup2(ROCK_BASH_OUT_FD, ROCK_BASH_MARK_FD);
-  if (cp_r == 0) fcntl(0, F_SETFD, 0);
-  else dup2(cp_r, 0);
-  dup2(sl, 1);
-  dup2(sl, 2);
-  if (sl > 2) close(sl);
+  /* every end first goes above the targets, so no dup2 below overwrites
+   * an end still to be moved, however many fds the rocklet holds; the
+   * copies are close-on-exec, the dup2 targets not */
+  po_w = high(po_w, st_w);
+  cp_r = high(cp_r, st_w);
+  sl = high(sl, st_w);
+  if (user && cmd_fd >= 0) cmd_fd = high(cmd_fd, st_w);
+  if (dup2(po_w, ROCK_BASH_OUT_FD) < 0 || dup2(po_w, ROCK_BASH_MARK_FD) < 0 ||
+      dup2(cp_r, 0) < 0 || dup2(sl, 1) < 0 || dup2(sl, 2) < 0 ||
+      (user && cmd_fd >= 0 && dup2(cmd_fd, ROCK_BASH_CMD_FD) < 0))
+    rock__child_fail(st_w, errno);
   int e = rock__child_setup(defaults, NULL);
+  if (!e) e = rock__child_become(user); /* before cwd: entered as the user */
   if (!e) e = rock__child_setup(env, cwd);
   if (e) rock__child_fail(st_w, e);
   unsetenv("HISTFILE");
@@ -77,7 +90,7 @@ static void child(const char *slave, int po_w, int cp_r, int st_w,
 }
 
 int rock_bash_spawn(rock_bash_t *b, const char *path, const char *const *env,
-                    const char *cwd) {
+                    const char *cwd, const rock_user_t *user, int cmd_fd) {
   int m = -1, po[2] = {-1, -1}, cp[2] = {-1, -1}, st[2] = {-1, -1}, e = 0;
   char slave[128];
   m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -90,7 +103,7 @@ int rock_bash_spawn(rock_bash_t *b, const char *path, const char *const *env,
   }
   fcntl(po[0], F_SETPIPE_SZ, OUT_PIPE_SIZE); /* fewer wakeups for big outputs */
   pid_t pid = fork();
-  if (pid == 0) child(slave, po[1], cp[0], st[1], path, env, cwd);
+  if (pid == 0) child(slave, po[1], cp[0], st[1], path, env, cwd, user, cmd_fd);
   e = pid < 0 ? errno : 0;
   int mine[] = {po[1], cp[0], st[1]};
   close_all(mine, 3);

@@ -12,6 +12,12 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "users.h"
+
+/* A session of another user (remote_user) reads its command file through
+ * this fd (as /proc/self/fd/252): no dir on the file's path need be open
+ * to that user. */
+#define ROCK_BASH_CMD_FD 252
 #define ROCK_BASH_OUT_FD 253
 #define ROCK_BASH_MARK_FD 254
 
@@ -25,10 +31,12 @@ typedef struct {
 /* Find bash on PATH (or the default path). Returns buf or NULL. */
 const char *rock_bash_find(char *buf, size_t cap);
 /* Start bash (path) with env pairs {k, v, ..., NULL} over the defaults
- * (PAGER=cat, TERM=dumb, ...) in cwd (NULL: ours). Returns 0 or -errno;
- * a cwd bash cannot enter is reported here (its errno), not as a bash
- * that exits at once. */
+ * (PAGER=cat, TERM=dumb, ...) in cwd (NULL: ours). With user (else NULL)
+ * bash runs as that user (child.c), owns its terminal, gets HOME, USER and
+ * LOGNAME (env still wins), and cmd_fd at ROCK_BASH_CMD_FD. Returns 0 or
+ * -errno; a cwd bash cannot enter is reported here (its errno), not as a
+ * bash that exits at once. */
 int rock_bash_spawn(rock_bash_t *b, const char *path, const char *const *env,
-                    const char *cwd);
+                    const char *cwd, const rock_user_t *user, int cmd_fd);
 
 #endif

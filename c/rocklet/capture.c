@@ -96,35 +96,44 @@ int rock_capture_spilled(const rock_capture_t *c) {
   return c->spill_fd >= 0 && !c->spill_err;
 }
 
+int rock_capture_render_parts(rock_buf_t *out, const char *head, size_t h, const char *tail,
+                              size_t t, uint64_t total, const char *path, int spill_err,
+                              uint64_t *dropped) {
+  /* cut both at character boundaries so no U+FFFD is made up at the seam */
+  size_t t0 = 0;
+  while (h > 0 && ((unsigned char)head[h - 1] & 0xC0) == 0x80) h--;
+  if (h > 0 && (unsigned char)head[h - 1] >= 0xC0) h--;
+  while (t > 0 && ((unsigned char)tail[t0] & 0xC0) == 0x80) t0++, t--;
+  *dropped = total - h - t;
+  char note[PATH_MAX + 128];
+  int nl = path && *path
+               ? snprintf(note, sizeof note, "\n[... %" PRIu64 " bytes dropped; full output: %s ...]\n",
+                          *dropped, path)
+           : spill_err
+               ? snprintf(note, sizeof note,
+                          "\n[... %" PRIu64 " bytes dropped; the full output could not be kept: %s ...]\n",
+                          *dropped, strerror(spill_err))
+               : snprintf(note, sizeof note, "\n[... %" PRIu64 " bytes dropped ...]\n", *dropped);
+  int rc = rock_output_clean(out, head, h) || rock_buf_append(out, note, nl) ||
+           rock_output_clean(out, tail + t0, t);
+  return rc ? -ENOMEM : 0;
+}
+
 int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped) {
   *dropped = 0;
   const char *head = c->head.data ? c->head.data : "";
   if (!c->ring_cap) return rock_output_clean(out, head, c->head.len) ? -ENOMEM : 0;
-  /* the tail, in order; cut both at character boundaries so no U+FFFD is
-   * made up at the seam */
+  /* the tail, in order */
   size_t t = c->ring_len, start = c->ring_len < c->ring_cap ? 0 : c->ring_pos;
   char *tail = malloc(t + 1);
   if (!tail) return -ENOMEM;
   memcpy(tail, c->ring + start, t - start);
   memcpy(tail + (t - start), c->ring, start);
-  size_t h = c->head.len, t0 = 0;
-  while (h > 0 && ((unsigned char)head[h - 1] & 0xC0) == 0x80) h--;
-  if (h > 0 && (unsigned char)head[h - 1] >= 0xC0) h--;
-  while (t > 0 && ((unsigned char)tail[t0] & 0xC0) == 0x80) t0++, t--;
-  *dropped = c->total - h - t;
-  char note[PATH_MAX + 128];
-  int nl = rock_capture_spilled(c)
-               ? snprintf(note, sizeof note, "\n[... %" PRIu64 " bytes dropped; full output: %s ...]\n",
-                          *dropped, c->spill_path)
-           : c->spill_err
-               ? snprintf(note, sizeof note,
-                          "\n[... %" PRIu64 " bytes dropped; the full output could not be kept: %s ...]\n",
-                          *dropped, strerror(c->spill_err))
-               : snprintf(note, sizeof note, "\n[... %" PRIu64 " bytes dropped ...]\n", *dropped);
-  int rc = rock_output_clean(out, head, h) || rock_buf_append(out, note, nl) ||
-           rock_output_clean(out, tail + t0, t);
+  int rc = rock_capture_render_parts(out, head, c->head.len, tail, t, c->total,
+                                     rock_capture_spilled(c) ? c->spill_path : NULL,
+                                     c->spill_err, dropped);
   free(tail);
-  return rc ? -ENOMEM : 0;
+  return rc;
 }
 
 void rock_capture_free(rock_capture_t *c) {

@@ -32,6 +32,13 @@ void rock_capture_add(rock_capture_t *c, const char *p, size_t n);
  * the full output could not be kept) and tail, cut at character boundaries. *dropped gets the bytes left out.
  * Returns 0 or -ENOMEM. */
 int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped);
+/* The same for an output known by its head (h bytes), its tail (t bytes)
+ * and its total size, the bytes between them dropped: path (or NULL) names
+ * where the full output is, spill_err (or 0) why it could not be kept.
+ * The background jobs' output files are read this way (jobs.c). */
+int rock_capture_render_parts(rock_buf_t *out, const char *head, size_t h, const char *tail,
+                              size_t t, uint64_t total, const char *path, int spill_err,
+                              uint64_t *dropped);
 /* Is the full output in the spill file? */
 int rock_capture_spilled(const rock_capture_t *c);
 /* Free memory and close the spill file (the file stays). */

@@ -4,6 +4,7 @@
 #include "child.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
@@ -26,6 +27,19 @@ int rock__child_setup(const char *const *env, const char *cwd) {
   for (size_t i = 0; env && env[i] && env[i + 1]; i += 2)
     if (setenv(env[i], env[i + 1], 1)) return errno;
   if (cwd && chdir(cwd) != 0) return errno;
+  return 0;
+}
+
+int rock__child_become(const rock_user_t *u) {
+  if (!u) return 0;
+  /* root always switches (the groups too); a rocklet that is not root
+   * can only be asked for itself */
+  if (geteuid() == 0 || geteuid() != u->uid || getegid() != u->gid) {
+    if (setgroups((size_t)u->ngroups, u->groups) || setgid(u->gid) || setuid(u->uid))
+      return errno;
+  }
+  if (setenv("HOME", u->home, 1) || setenv("USER", u->name, 1) || setenv("LOGNAME", u->name, 1))
+    return errno;
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../core/log.h"
+#include "jobs.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -54,7 +55,8 @@ static void rocklet_shutdown(const char *why) {
   rocklet.shutting_down = 1;
   rock_log(ROCK_LOG_INFO, "rocklet", "msg=\"shutting down\" why=\"%s\"", why);
   sessions_close_all();
-  rock_procs_kill_all();
+  jobs_close_all();
+  rock_procs_kill_all(); /* background jobs too: they are our children */
   unlink(socket_path);
   /* let the loop flush the last answers, then stop */
   uv_idle_init(rocklet.loop, &exit_idle);
@@ -160,6 +162,7 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   uv_run(rocklet.loop, UV_RUN_DEFAULT);
   rock_http_server_close(server);
   rock_procs_close();
+  rock_jobs_free_all();
   uv_walk(rocklet.loop, walk_close, NULL);
   uv_run(rocklet.loop, UV_RUN_DEFAULT);
   uv_loop_close(rocklet.loop);

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int mkdirs(const char *path) {
+int rock_replace_mkdirs(const char *path) {
   char p[PATH_MAX];
   if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) return -ENAMETOOLONG;
   for (char *s = p + 1; *s; s++) {
@@ -28,7 +28,7 @@ int rock_replace_open(rock_replace_t *r, const char *path) {
   if (!*path) return -ENOENT;
   if (snprintf(r->path, sizeof r->path, "%s", path) >= (int)sizeof r->path)
     return -ENAMETOOLONG;
-  int rc = mkdirs(path);
+  int rc = rock_replace_mkdirs(path);
   if (rc) return rc;
   struct stat st;
   int exists = stat(path, &st) == 0;

@@ -21,6 +21,9 @@ typedef struct {
  * -EINVAL for anything else that is not a regular file (a device, FIFO or
  * socket is never replaced). */
 int rock_replace_open(rock_replace_t *r, const char *path);
+/* Create path's missing parent directories (0755, less the umask), as a
+ * shell's mkdir -p of its dirname would. Returns 0 or -errno. */
+int rock_replace_mkdirs(const char *path);
 /* Write n bytes to the temp file. Returns 0 or -errno. */
 int rock_replace_write(rock_replace_t *r, const void *p, size_t n);
 /* Close the temp file and rename it over path. Returns 0 or -errno (the

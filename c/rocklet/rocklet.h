@@ -1,6 +1,6 @@
 /* rocklet.h: what the rocklet's endpoint families share: the loop, the
  * work dir, the limits and defaults of the wire, and the families' entry
- * points (routes_session.c, routes_exec.c, files.c), which routes.c routes
+ * points (routes_session.c, routes_exec.c, routes_jobs.c, files.c), which routes.c routes
  * to. Answers go through reply.h. main.c fills `rocklet` and owns the
  * socket, signals and shutdown. */
 #ifndef ROCK_ROCKLET_H
@@ -41,6 +41,12 @@ void exec_run(rock_http_req_t *req, json_t *args);
 void files_read(rock_http_req_t *req, json_t *args);
 void files_write(rock_http_req_t *req, json_t *args);
 void editor_run(rock_http_req_t *req, json_t *args); /* routes_editor.c */
+/* Background jobs (routes_jobs.c); jobs_close_all answers their waiters. */
+void jobs_start(rock_http_req_t *req, json_t *args);
+void jobs_wait(rock_http_req_t *req, json_t *args);
+void jobs_list(rock_http_req_t *req, json_t *args);
+void jobs_kill(rock_http_req_t *req, json_t *args);
+void jobs_close_all(void);
 #include "upload.h" /* /upload: upload_on_headers (the server's on_headers), upload_run */
 
 /* The router (routes.c), main.c's server handler. */

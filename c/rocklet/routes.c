@@ -4,7 +4,7 @@
  * Every endpoint takes POST; /is_alive and /lease take GET and HEAD too;
  * another method is a 405 (bad_request). Text may hold \u0000 only in
  * write_file's content and run_in_session's command. The families: routes_session.c,
- * routes_exec.c, files.c, routes_editor.c; their answers: reply.c. */
+ * routes_exec.c, routes_jobs.c, files.c, routes_editor.c; their answers: reply.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +52,10 @@ static const struct {
     {"/write_file", files_write, 0, "content"},
     {"/editor", editor_run, 0, NULL}, /* routes_editor.c */
     {"/upload", upload_run, 0, NULL}, /* its body went to a file (upload.c) */
+    {"/jobs/start", jobs_start, 0, NULL}, /* routes_jobs.c */
+    {"/jobs/wait", jobs_wait, 0, NULL},
+    {"/jobs/kill", jobs_kill, 0, NULL},
+    {"/jobs", jobs_list, 1, NULL},
     {"/close", close_all, 0, NULL},
     {"/lease", lease, 1, NULL},
 };

@@ -3,16 +3,19 @@
  * sessions themselves are session.c's; answers go through reply.c. A
  * client that goes away before its answer interrupts its command (or ends
  * the session it was creating): the session is usable again. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../core/base64.h"
 #include "bash.h"
 #include "rocklet.h"
 #include "session.h"
+#include "users.h"
 
 /* One named session. Freed in on_end, once bash is gone; or kept as a
  * tombstone (s == NULL) when bash ended between commands (a
@@ -119,10 +122,33 @@ static void create_aborted(rock_http_req_t *req) {
   rock_session_close(e->s);
 }
 
+/* remote_user: the user in the sandbox's own /etc/passwd, whom the
+ * rocklet can become. Returns 0 (u filled), or -1 (answered). */
+static int user_arg(rock_http_req_t *req, const char *name, rock_user_t *u) {
+  int rc = rock_user_lookup(name, "/etc/passwd", "/etc/group", u);
+  if (rc == -ENOENT) {
+    reply_error(req, ROCK_E_INVALID_ARGUMENT,
+                "field 'remote_user': no user '%s' in the sandbox's /etc/passwd", name);
+    return -1;
+  }
+  if (rc) {
+    reply_error(req, ROCK_E_IO, "remote_user '%s': reading /etc/passwd: %s", name, strerror(-rc));
+    return -1;
+  }
+  if (geteuid() != 0 && (u->uid != geteuid() || u->gid != getegid())) {
+    reply_error(req, ROCK_E_SPAWN_FAILED,
+                "remote_user '%s' needs a rocklet running as root (it runs as uid %d)", name,
+                (int)geteuid());
+    return -1;
+  }
+  return 0;
+}
+
 void session_create(rock_http_req_t *req, json_t *args) {
   char *err = NULL;
   const char *name = arg_string(args, "session", 0, &err);
   const char *cwd = arg_string(args, "cwd", 0, &err);
+  const char *remote_user = arg_string(args, "remote_user", 0, &err);
   const char **env = arg_env(args, "env", &err);
   json_t *sources = json_object_get(args, "startup_source");
   double startup_timeout = arg_seconds(args, "startup_timeout", ROCKLET_DEFAULT_STARTUP_TIMEOUT,
@@ -133,6 +159,11 @@ void session_create(rock_http_req_t *req, json_t *args) {
     err = strdup("field 'startup_source' must be a list of paths");
   if (!err && (!*name || strlen(name) >= sizeof ((entry_t *)0)->name))
     err = strdup("field 'session' must be a non-empty name under 256 bytes");
+  rock_user_t user;
+  if (!err && remote_user && user_arg(req, remote_user, &user)) {
+    free(env);
+    return;
+  }
   const char **src = NULL;
   if (!err) {
     src = calloc(json_array_size(sources) + 1, sizeof *src);
@@ -171,6 +202,7 @@ void session_create(rock_http_req_t *req, json_t *args) {
     mkdir(parent, 0700);
     snprintf(dir, sizeof dir, "%s/s%lu", parent, ++counter);
     rock_session_opts_t o = {.dir = dir, .bash = bash, .cwd = cwd, .env = env,
+                             .user = remote_user ? &user : NULL,
                              .sources = src, .startup_timeout = startup_timeout,
                              .on_end = on_end, .data = e};
     e->create_req = req;

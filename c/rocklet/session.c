@@ -54,6 +54,7 @@ struct rock_session {
   uv_loop_t *loop;
   char dir[PATH_MAX];  /* holds cmd, and out.<seq> for outputs past the cap */
   char cmd_path[PATH_MAX + 8];
+  char src_path[PATH_MAX + 8]; /* what bash sources: cmd_path, or by fd */
   rock_buf_t line;     /* the line's fixed part, up to the marker */
   rock_bash_t bash;
   int cmd_fd;          /* dir/cmd, rewritten in place for each command */
@@ -140,9 +141,9 @@ static size_t line_end(rock_session_t *s, char *out, size_t cap, const char *sta
  * syntax error ..."); for typed input it says "bash: line 1: ...". Say
  * what a user typing the command would read. */
 static void hide_cmd_path(rock_session_t *s, rock_buf_t *out) {
-  size_t pl = strlen(s->cmd_path);
+  size_t pl = strlen(s->src_path);
   char pat[PATH_MAX + 16];
-  int n = snprintf(pat, sizeof pat, "%s: line ", s->cmd_path);
+  int n = snprintf(pat, sizeof pat, "%s: line ", s->src_path);
   if (!out->len || n >= (int)sizeof pat) return;
   char *w = out->data, *r = out->data, *end = out->data + out->len, *hit;
   while ((hit = memmem(r, end - r, pat, n))) {
@@ -201,6 +202,10 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
 static void on_marker(void *data, unsigned long seq, int status) {
   rock_session_t *s = data;
   if (!s->done || seq != s->seq) return; /* a late duplicate */
+  /* a startup past its deadline is being killed (rock_session_close); a
+   * marker bash printed before its SIGKILL landed (its startup command
+   * was killed first) is no success: bash's end answers, with TIMEOUT */
+  if (s->starting && s->phase == INTERRUPTING) return;
   finish(s, 0, 1, status, s->phase == INTERRUPTING ? s->reason : "", NULL);
 }
 
@@ -529,16 +534,29 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   s->end_data = o->data;
   snprintf(s->dir, sizeof s->dir, "%s", o->dir);
   snprintf(s->cmd_path, sizeof s->cmd_path, "%s/cmd", s->dir);
+  snprintf(s->src_path, sizeof s->src_path, "%s", s->cmd_path);
   if ((mkdir(s->dir, 0700) && errno != EEXIST) ||
       (s->cmd_fd = open(s->cmd_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
     return fail_open(s, ROCK_E_IO, msg, msg_cap, "creating %s: %s", s->cmd_path, errno);
+  /* another user's shell may not reach our dir: it gets the file (its
+   * own, so that opening it again through /proc passes) on an fd */
+  int user_fd = -1;
+  if (o->user) {
+    snprintf(s->src_path, sizeof s->src_path, "/proc/self/fd/%d", ROCK_BASH_CMD_FD);
+    if (fchown(s->cmd_fd, o->user->uid, o->user->gid) ||
+        (user_fd = open(s->cmd_path, O_RDONLY | O_CLOEXEC)) < 0)
+      return fail_open(s, ROCK_E_IO, msg, msg_cap, "giving %s to remote_user: %s", s->cmd_path,
+                       errno);
+  }
   /* the fixed part of every line; the path quoted, whatever it holds */
   rock_buf_t *l = &s->line;
   int bad = rock_buf_puts(l, " \\builtin . ");
-  shell_quote(l, s->cmd_path);
+  shell_quote(l, s->src_path);
   bad |= rock_buf_puts(l, " </dev/null >&253 2>&253; ");
-  if (bad || !l->data || l->len + LINE_END_MAX > PATH_MAX * 5)
+  if (bad || !l->data || l->len + LINE_END_MAX > PATH_MAX * 5) {
+    if (user_fd >= 0) close(user_fd);
     return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "command line", ENOMEM);
+  }
 
   /* nonce: secret per session, from the kernel's random source */
   unsigned char rnd[ROCK_NONCE_LEN / 2];
@@ -561,10 +579,12 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   }
   nomem |= rock_buf_append(&init, quiet, sizeof quiet - 1);
   if (nomem) {
+    if (user_fd >= 0) close(user_fd);
     rock_buf_free(&init);
     return fail_open(s, ROCK_E_NO_MEMORY, msg, msg_cap, "%s: %s", "startup", ENOMEM);
   }
-  int rc = rock_bash_spawn(&s->bash, o->bash, o->env, o->cwd);
+  int rc = rock_bash_spawn(&s->bash, o->bash, o->env, o->cwd, o->user, user_fd);
+  if (user_fd >= 0) close(user_fd);
   if (rc) {
     rock_buf_free(&init);
     return fail_open(s, ROCK_E_SPAWN_FAILED, msg, msg_cap, "starting bash in cwd '%s': %s",

@@ -15,6 +15,7 @@
 
 #include "../core/buf.h"
 #include "../core/err.h"
+#include "users.h"
 
 /* What a run accepts: timeouts in seconds, 0 = none. */
 #define ROCK_SESSION_MAX_TIMEOUT 1e8        /* ~3 years: far past any lease */
@@ -55,6 +56,9 @@ typedef struct {
   const char *const *env;       /* {key, value, ..., NULL} or NULL */
   const char *const *sources;   /* files to source at startup, NULL-ended */
   double startup_timeout;       /* seconds, > 0: the caller's policy */
+  const rock_user_t *user;      /* NULL: the rocklet's; else bash runs as
+                                 * this user (remote_user) and reads its
+                                 * command file, made its own, by fd */
   rock_session_end_fn on_end;
   void *data;                   /* for on_end */
 } rock_session_opts_t;

@@ -1,6 +1,7 @@
 --- rock: the Lua library of rock (require "rock").
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
--- Sandboxes: rock.sandbox.start{...} (sandbox.lua). HTTP: rock.http.
+-- Sandboxes: rock.sandbox.start{...} (sandbox.lua), their background jobs
+-- rock.job (sb:arun{mode="nohup"}). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc. Models: rock.llm (chat completions).
 -- SWE agents: rock.agent (the loop, grading), rock.filters.
@@ -24,6 +25,7 @@ local lazy = {
   json = "rock.json", uv = "luv", core = "rock.core", task = "rock.task",
   flags = "rock.flags", llm = "rock.llm", agent = "rock.agent", filters = "rock.filters",
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
+  job = "rock.job",
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks

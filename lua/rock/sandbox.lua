@@ -247,7 +247,9 @@ end
 local CALL_MARGIN = 30
 
 --- Start a bash session. opts: session (default "default"),
---- startup_source (list of files to source), env, cwd, startup_timeout.
+--- startup_source (list of files to source), env, cwd, startup_timeout,
+--- remote_user (the shell runs as this user of the sandbox's /etc/passwd;
+--- default: the rocklet's user, root in a container).
 --- Returns {output=} (what the startup files printed).
 function Sandbox:create_session(opts)
   opts = check_table(opts, "create_session")
@@ -258,6 +260,7 @@ function Sandbox:create_session(opts)
     startup_source = list_or_nil(opt(opts.startup_source, "table", "create_session", "startup_source")),
     env = opt(opts.env, "table", "create_session", "env"),
     cwd = opt(opts.cwd, "string", "create_session", "cwd"),
+    remote_user = opt(opts.remote_user, "string", "create_session", "remote_user"),
     startup_timeout = st,
   }, st + CALL_MARGIN)
   return { output = r.output, session_type = "bash", exit_code = r.exit_code }
@@ -280,7 +283,33 @@ function Sandbox:run_in_session(opts)
     max_output = max_output(opts.max_output, "run_in_session"),
   }, timeout and timeout + CALL_MARGIN or nil)
 end
-Sandbox.arun = Sandbox.run_in_session
+
+--- ROCK's arun. mode "normal" (the default) is run_in_session(opts).
+--- mode "nohup" runs command as a background job outside every session
+--- (rock.job): opts command, cwd, env, output_file, wait (default true),
+--- wait_timeout (seconds, default none), max_output. wait=false returns
+--- the rock.Job (job.id, job.pid, job.output_file, job:wait(timeout),
+--- job:kill(signal), job:status()); else the job's result after waiting:
+--- {output, exit_code, output_file, job_id, pid, failure_reason = "" |
+--- "timeout" (still running: it is not killed), ...}.
+function Sandbox:arun(opts)
+  opts = check_table(opts, "arun")
+  local mode = opt(opts.mode, "string", "arun", "mode") or "normal"
+  if mode == "nohup" then return require("rock.job").arun(self, opts) end
+  if mode ~= "normal" then
+    errors.raise("invalid_argument", "arun: 'mode' must be \"normal\" or \"nohup\", got " ..
+      string.format("%q", mode))
+  end
+  return self:run_in_session(opts)
+end
+
+--- The sandbox's background jobs (rock.job), oldest first: running ones
+--- and the last 1000 finished; opts.running = true keeps the running.
+--- Each {job_id, pid, running, exit_code, output_file, command,
+--- started_at, ended_at}.
+function Sandbox:jobs(opts)
+  return require("rock.job").list(self, check_table(opts, "jobs"))
+end
 
 --- Interrupt the command running in a session (its output so far comes
 --- back to run_in_session with failure_reason "interrupted").

@@ -76,6 +76,10 @@ function M.config(sb, opts)
   for k, v in pairs(opts.engine_args or {}) do host[k] = v end
   return {
     Image = sb.image,
+    -- the rocklet is the init and runs as root whatever the image's USER
+    -- (it makes its socket and state dirs, and sessions may switch to a
+    -- remote_user); commands default to root, as in ROCK
+    User = "0",
     Entrypoint = { IN_ROCKLET },
     Cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE,
             "--idle-timeout", tostring(lease) },
