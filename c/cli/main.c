@@ -2,6 +2,7 @@
  *   rock recipe.lua [args...]   run a recipe (arg as in lua)
  *   rock -e 'code'              run a chunk
  *   rock gc | rock ps [--json]  reap / list sandboxes (lua/rock/cli.lua)
+ *   rock serve [flags]          ROCK's sandbox HTTP API (lua/rock/serve/)
  *   rock --version
  * Everything else is in librock (c/core/host.c) and lua/rock/. */
 #include <lua.h>
@@ -15,6 +16,7 @@ static void usage(FILE *f) {
              "       rock -e 'lua code'\n"
              "       rock gc            remove sandboxes left by dead hosts\n"
              "       rock ps [--json]   list live sandboxes\n"
+             "       rock serve [...]   ROCK's sandbox HTTP API (rock serve --help)\n"
              "       rock --version\n");
 }
 
@@ -45,7 +47,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     rc = rock_host_run_string(h, argv[2]);
-  } else if (!strcmp(argv[1], "gc") || !strcmp(argv[1], "ps")) {
+  } else if (!strcmp(argv[1], "gc") || !strcmp(argv[1], "ps") || !strcmp(argv[1], "serve")) {
     lua_State *L = rock_host_lua(h);
     lua_createtable(L, argc, 0);
     for (int i = 1; i < argc; i++) {

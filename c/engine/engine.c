@@ -35,6 +35,8 @@ static const op_t OPS[] = {
     {"container_remove", "DELETE", "/containers/{id}", 0},  /* force=, v= */
     {"container_list", "GET", "/containers/json", 0},       /* all=, filters= */
     {"container_logs", "GET", "/containers/{id}/logs", 0},  /* tail=, ... */
+    {"container_stats", "GET", "/containers/{id}/stats", 0}, /* stream=false */
+    {"container_commit", "POST", "/commit", 0}, /* container=, repo=, tag= */
 };
 #define NOPS (sizeof OPS / sizeof OPS[0])
 

@@ -1,7 +1,8 @@
 /* lua_http.c: the Lua face of client.c, registered into rock.core as
  *   id = core.http_request(opts, cb)   cb(res) or cb(nil, err), later
  *   core.http_cancel(id)               the callback will not run
- * opts: {method=, url=, headers={k=v}|{"K: v"}, body=, timeout=, unix_socket=,
+ * opts: {method=, url=, headers={k=v}|{"K: v"}, body= | body_file= (a file
+ *        sent as the body, streamed), timeout=, unix_socket=,
  *        peer_pid= (the unix socket's server must be this process),
  *        response_headers= (false: res.headers is not made)}
  * res: {status=, headers={lowercased name=value}, body=}; err: a rock error
@@ -208,6 +209,8 @@ static int l_http_request(lua_State *L) {
   req.method = lrock_opt_string(L, 1, "method");
   req.unix_socket = lrock_opt_string(L, 1, "unix_socket");
   req.body = lrock_opt_lstring(L, 1, "body", &req.body_len);
+  req.body_file = lrock_opt_string(L, 1, "body_file");
+  if (req.body && req.body_file) return luaL_argerror(L, 1, "'body' and 'body_file' exclude each other");
   req.timeout = lrock_opt_number(L, 1, "timeout", 0);
   if (!(req.timeout >= 0)) return luaL_argerror(L, 1, "'timeout' must be >= 0");
   lua_getfield(L, 1, "peer_pid");

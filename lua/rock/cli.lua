@@ -1,5 +1,5 @@
---- rock.cli: the `rock gc` and `rock ps` commands (c/cli/main.c runs them
--- as the main task with arg = {"gc"|"ps", flags...}).
+--- rock.cli: the `rock gc`, `rock ps` and `rock serve` commands (c/cli/main.c
+-- runs them as the main task with arg = {"gc"|"ps"|"serve", flags...}).
 local cjson = require "cjson"
 local gc = require "rock.gc"
 local log = require "rock.log"
@@ -43,8 +43,36 @@ function M.ps(json)
   end
 end
 
+--- rock serve: ROCK's sandbox API until SIGINT/SIGTERM, which finishes
+--- the requests in flight and stops the sandboxes (exit 128+signal).
+function M.serve(argv)
+  local rest = {}
+  for i = 2, #argv do rest[#rest + 1] = argv[i] end
+  local o = require("rock.flags").parse(rest, {
+    host = { default = "127.0.0.1", help = "address to bind (not loopback: --token required)" },
+    port = { type = "number", default = 8080, help = "TCP port (0: any free one, printed)" },
+    unix_socket = { help = "serve on this unix socket instead of TCP" },
+    backend = { default = "auto", help = "auto|docker|podman|local" },
+    token = { help = "API token (default $ROCK_API_TOKEN): Authorization: Bearer T or X-Key: T" },
+    lease = { type = "number", help = "default idle lease in seconds (ROCK: 1800)" },
+  }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]")
+  local task = require "rock.task"
+  local srv = require("rock.serve").start{ host = o.host, port = o.port, unix_socket = o.unix_socket,
+    backend = o.backend, token = o.token, lease = o.lease }
+  io.stdout:write("rock serve: listening on ", srv.url or o.unix_socket, "\n")
+  io.stdout:flush()
+  task.await(function(wake) -- until SIGINT/SIGTERM: finish what runs, then exit
+    require("rock._main").on_signal(function()
+      srv:stop()
+      wake()
+    end)
+    return nil
+  end)
+end
+
 function M.main(arg)
   local cmd = arg[1]
+  if cmd == "serve" then return M.serve(arg) end
   if cmd == "gc" then return M.gc() end
   if cmd == "ps" then return M.ps(arg[2] == "--json") end
   error("rock: unknown command " .. tostring(cmd), 0)

@@ -233,5 +233,22 @@ function Engine:container_logs(id, n)
   return table.concat(out)
 end
 
+--- One sample of a container's resource use (the Engine API's stats).
+function Engine:container_stats(id)
+  return self:call("container_stats", { id = id, stream = "false", ["one-shot"] = "true" }, { timeout = 30 })
+end
+
+--- Inspect with the size of the container's writable layer (SizeRw).
+function Engine:container_inspect_size(id)
+  return self:call("container_inspect", { id = id, size = "true" })
+end
+
+--- Commit a container's filesystem as repo:tag; returns the image id.
+function Engine:container_commit(id, repo, tag, timeout)
+  local r = self:call("container_commit", { container = id, repo = repo, tag = tag or "latest" },
+    { timeout = timeout or 600 })
+  return type(r) == "table" and r.Id or nil
+end
+
 M.Engine = Engine
 return M

@@ -12,6 +12,7 @@ local M = {}
 ---@field method string|nil     default GET, or POST when body is set
 ---@field headers table|nil     {["Name"]="value"} or {"Name: value"}
 ---@field body string|nil
+---@field body_file string|nil  a file sent as the body (streamed, never in memory)
 ---@field timeout number|nil    seconds for the whole exchange; default none
 ---@field unix_socket string|nil
 ---@field peer_pid integer|nil  with unix_socket: the process that must serve it

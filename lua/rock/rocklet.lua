@@ -60,14 +60,15 @@ end
 ---@param timeout number|nil seconds
 ---@param peer_pid integer|nil
 ---@return table answer
-function M.call(socket, path, body, timeout, peer_pid)
+function M.call(socket, path, body, timeout, peer_pid, body_file)
   local req = {
     url = "http://rocklet" .. path,
     unix_socket = socket,
     peer_pid = peer_pid,
     method = "POST",
     headers = JSON,
-    body = cjson.encode(body or {}),
+    body = not body_file and cjson.encode(body or {}) or nil,
+    body_file = body_file,
     timeout = timeout,
     response_headers = false, -- not read: skip building them
   }

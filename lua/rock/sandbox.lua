@@ -31,6 +31,7 @@ local backends = {
   ["local"] = "rock.backends.local",
   docker = "rock.backends.container",
   podman = "rock.backends.container",
+  remote = "rock.backends.remote", -- base_url=: another host's `rock serve`
 }
 local live = {} -- sandboxes started and not stopped, for the exit sweep
 local PHASES = { "image_pull", "container_create", "container_start", "rocklet_ready" }
@@ -128,6 +129,7 @@ local function start_once(backend, opts)
     sb:_phase(name, "waiting")
   end
   if backend == "local" then sb:_phase("image_pull", "success", "no image for the local backend") end
+  if opts.on_create then opts.on_create(sb) end -- lets a caller watch the phases (rock serve)
   live[sb] = true -- from now on, the exit sweep (a signal, the end) stops it too
   local ok, err = pcall(sb._impl.start, sb, opts, function(...) sb:_phase(...) end)
   if not ok then
@@ -154,6 +156,28 @@ local function start_once(backend, opts)
   return sb
 end
 
+--- A Sandbox for a container sandbox another process started and left
+--- running (its record rec, in dir): `rock serve` restarted on the same
+--- ROCK_HOME serves its sandboxes again. Raises sandbox_not_alive when
+--- its rocklet does not answer (or it is a local one: those die with
+--- their owner).
+function M.attach(rec, dir)
+  if type(rec) ~= "table" or (rec.backend ~= "docker" and rec.backend ~= "podman") then
+    errors.raise("sandbox_not_alive", "only a docker or podman sandbox outlives its host")
+  end
+  local sb = setmetatable({
+    backend = rec.backend, image = rec.image, id = rec.id, dir = dir,
+    auto_clear_seconds = rec.auto_clear_seconds, state = "pending", phases = {}, state_history = {},
+    create_time = rec.created, start_time = rec.created,
+  }, Sandbox)
+  sb._impl = require(backends[rec.backend])
+  sb._impl.attach(sb, rec)
+  for _, name in ipairs(PHASES) do sb:_phase(name, "success", "adopted") end
+  live[sb] = true
+  sb:_transition("running", "adopted")
+  return sb
+end
+
 --- Start a sandbox and wait until its rocklet answers.
 ---@param opts table {backend="auto"|"docker"|"podman"|"local", image=,
 ---  pull="missing"|"always"|"never", memory= ("8g" or bytes), cpus=,
@@ -167,6 +191,7 @@ end
 function M.start(opts)
   opts = check_table(opts, "sandbox.start")
   local backend = opt(opts.backend, "string", "sandbox.start", "backend") or "auto"
+  if opt(opts.base_url, "string", "sandbox.start", "base_url") then backend = "remote" end
   if backend == "auto" then -- a container backend needs an image to run
     backend = opts.image and require("rock.engine").detect() or "local"
   end
@@ -229,12 +254,15 @@ function Sandbox:_check_gone()
 end
 
 --- POST to this sandbox's rocklet (whose pid the host checks: peer).
-function Sandbox:_call(path, body, timeout)
+function Sandbox:_call(path, body, timeout, body_file)
   if self.state ~= "running" then
     errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state ..
       (self.stop_reason and (": " .. self.stop_reason) or ""), { op = path:sub(2) })
   end
-  local ok, res = pcall(rocklet.call, self.socket, path, body, timeout, self.rocklet_pid)
+  local call = self._impl.call -- a remote sandbox: over rock serve's API
+  local ok, res
+  if call then ok, res = pcall(call, self, path, body, timeout, body_file)
+  else ok, res = pcall(rocklet.call, self.socket, path, body, timeout, self.rocklet_pid, body_file) end
   if ok then return res end
   if errors.is(res, "sandbox_not_alive") then
     local why = self:_check_gone()
@@ -377,6 +405,20 @@ function Sandbox:read_file(opts)
   return r
 end
 
+--- Upload a host file into the sandbox at path (parents made), streamed
+--- (never held in memory). opts: path, file (the host file).
+function Sandbox:upload(opts)
+  opts = check_table(opts, "upload")
+  local path = need(opts.path, "string", "upload", "path")
+  local file = need(opts.file, "string", "upload", "file")
+  local st = require("luv").fs_stat(file)
+  if not st or st.type ~= "file" then
+    errors.raise("invalid_argument", "upload: " .. file .. " is not a readable regular file")
+  end
+  local q = path:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end)
+  return self:_call("/upload?path=" .. q, nil, CALL_MARGIN + st.size / (1 << 20), file)
+end
+
 --- SWE-agent's str_replace_editor, run by the rocklet (any image: no
 --- python or bash needed). opts: command ("view" | "create" |
 --- "str_replace" | "insert" | "undo_edit"), path (absolute), file_text,
@@ -413,7 +455,12 @@ end
 --- sandbox's state becomes "stopped" (get_status says why).
 function Sandbox:is_alive()
   if self.state ~= "running" then return false end
-  if pcall(rocklet.call, self.socket, "/is_alive", {}, 5, self.rocklet_pid) then return true end
+  if self._impl.is_alive then
+    local ok, alive = pcall(self._impl.is_alive, self)
+    if ok and alive then return true end
+  elseif pcall(rocklet.call, self.socket, "/is_alive", {}, 5, self.rocklet_pid) then
+    return true
+  end
   self:_check_gone()
   return false
 end

@@ -92,28 +92,83 @@ function M.new_id()
   return "rk-" .. (bytes:gsub(".", function(c) return string.format("%02x", c:byte()) end))
 end
 
---- This process as an owner: {host=, pid=, start=}.
+local owner_override -- M.serve_as: the service owns what this process starts
+
+--- This process as an owner: {host=, pid=, start=}; under `rock serve`,
+--- the service of this state dir: {host=, serve=<key>}.
 function M.me()
+  if owner_override then return owner_override end
   local pid = core.getpid()
   return { host = uv.os_gethostname(), pid = pid, start = core.proc_start_time(pid) }
 end
 
---- The owner as one label value: "host:pid:start".
+-- A short key naming a state dir (FNV-1a of its path, 32 bits, hex).
+local function dir_key(path)
+  local h = 2166136261
+  for i = 1, #path do h = ((h ~ path:byte(i)) * 16777619) & 0xffffffff end
+  return string.format("%08x", h)
+end
+
+--- The file naming the process that serves this state dir.
+function M.serve_file() return M.dir() .. "/serve.owner" end
+
+--- Make this process `rock serve` for the state dir: what it starts is
+--- owned by the service ("serve-<key>@host"), alive while the process
+--- named in serve.owner lives, so a server restarted on the same
+--- ROCK_HOME owns its sandboxes again (rock serve's adoption) and gc
+--- spares them meanwhile only as long as a server runs. Raises conflict
+--- when another live process serves this dir.
+function M.serve_as()
+  M.mkdir_p(M.dir())
+  local f = io.open(M.serve_file(), "r")
+  if f then
+    local other = M.parse_owner(f:read("l"))
+    f:close()
+    local pid = core.getpid()
+    if other and other.pid ~= pid and M.owner_alive(other) then
+      errors.raise("conflict", string.format("another rock serve (pid %d) serves %s", other.pid, M.dir()))
+    end
+  end
+  owner_override = nil
+  local label = M.owner_label(M.me())
+  local tmp = M.serve_file() .. ".tmp"
+  local w = io.open(tmp, "w")
+  if not w or not w:write(label, "\n") or not w:close() or not os.rename(tmp, M.serve_file()) then
+    errors.raise("io_error", "cannot write " .. M.serve_file())
+  end
+  owner_override = { host = uv.os_gethostname(), serve = dir_key(M.dir()) }
+  return owner_override
+end
+
+--- The owner as one label value: "host:pid:start", or "serve-<key>@host".
 function M.owner_label(o)
+  if o.serve then return string.format("serve-%s@%s", o.serve, o.host) end
   return string.format("%s:%d:%d", o.host, o.pid, o.start or 0)
 end
 
 function M.parse_owner(s)
-  local host, pid, start = tostring(s or ""):match("^(.*):(%d+):(%d+)$")
+  s = tostring(s or "")
+  local key, shost = s:match("^serve%-(%x+)@(.+)$")
+  if key then return { host = shost, serve = key } end
+  local host, pid, start = s:match("^(.*):(%d+):(%d+)$")
   if not host then return nil end
   return { host = host, pid = tonumber(pid), start = tonumber(start) }
 end
 
 --- Is the owner process still there? Owners on another host count as
---- alive: only that host can tell.
+--- alive: only that host can tell; so does the service of another state
+--- dir. The service of this one lives while its serve.owner process does.
 function M.owner_alive(o)
   if not o then return false end
   if o.host and o.host ~= uv.os_gethostname() then return true end
+  if o.serve then
+    if o.serve ~= dir_key(M.dir()) then return true end
+    local f = io.open(M.serve_file(), "r")
+    if not f then return false end
+    local proc = M.parse_owner(f:read("l"))
+    f:close()
+    return proc ~= nil and not proc.serve and M.owner_alive(proc)
+  end
   local st = core.proc_start_time(o.pid)
   return st ~= nil and (o.start == nil or o.start == 0 or st == o.start)
 end

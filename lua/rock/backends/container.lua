@@ -172,6 +172,21 @@ function M.start(sb, opts, phase)
   end
 end
 
+--- Attach sb to the running container of record rec (sandbox.attach):
+--- the container's current pid gives the rocklet's socket, which must
+--- answer.
+function M.attach(sb, rec)
+  local e = engine.connect(sb.backend)
+  sb.engine, sb.container = e, rec.container
+  local info = e:container_inspect(rec.container)
+  local pid = math.tointeger((info.State or {}).Pid)
+  if not (info.State or {}).Running or not pid or pid <= 0 then
+    errors.raise("sandbox_not_alive", "container " .. tostring(rec.container) .. " is not running")
+  end
+  sb.rocklet_pid, sb.socket = pid, M.socket_path(pid)
+  rocklet.call(sb.socket, "/is_alive", {}, 5, pid)
+end
+
 --- Why the rocklet is gone (its container stopped or went), or nil while
 --- the container runs.
 function M.gone(sb)

@@ -1,0 +1,176 @@
+--- rock.backends.remote: a sandbox on another host's `rock serve`, driven
+-- over ROCK's HTTP API (docs/http-api.md), so a recipe runs unchanged
+-- against the local engine or a remote node:
+--   rock.sandbox.start{ base_url = "http://127.0.0.1:8080", token = T, image = ... }
+-- Every Sandbox call goes to the endpoint of the same name with rock's
+-- own fields (encoding, max_output, ...) as extras ROCK ignores; a Failed
+-- envelope is raised again as the rock.error it came from (result.rock_code).
+-- A run_in_session whose command failed comes back as its result (exit
+-- code, failure_reason), as in-process.
+local uv = require "luv"
+local json = require "rock.json"
+local errors = require "rock.errors"
+local http = require "rock.http"
+local task = require "rock.task"
+
+local M = {}
+
+M.PREFIX = "/apis/envs/sandbox/v1/"
+M.POLL = 0.1 -- seconds between get_status polls while a start is pending
+
+local function unnull(v)
+  if v == json.null then return nil end
+  if type(v) == "table" then
+    for k, x in pairs(v) do v[k] = unnull(x) end
+    for k, x in pairs(v) do if math.type(x) == "float" and math.tointeger(x) then v[k] = math.tointeger(x) end end
+  end
+  return v
+end
+
+local function headers(sb, extra)
+  local h = { ["Content-Type"] = "application/json" }
+  if sb.token then h["Authorization"] = "Bearer " .. sb.token end
+  for k, v in pairs(extra or {}) do h[k] = v end
+  return h
+end
+
+--- One API call: name, a body table (POST) or a query string (GET);
+--- returns the envelope's result, or raises its error.
+function M.api(sb, name, body, timeout, opts)
+  opts = opts or {}
+  local req = { url = sb.base_url .. M.PREFIX .. name, timeout = timeout, headers = headers(sb, opts.headers) }
+  if opts.get then
+    req.method = "GET"
+    req.url = req.url .. "?" .. body
+  elseif opts.multipart then
+    req.method, req.body, req.headers["Content-Type"] = "POST", opts.multipart.body,
+      "multipart/form-data; boundary=" .. opts.multipart.boundary
+  else
+    req.method, req.body = "POST", json.encode(body)
+  end
+  local ok, res = pcall(http.request, req)
+  if not ok then
+    if errors.is(res, "connection_failed") or errors.is(res, "http_error") then
+      res.code = "sandbox_not_alive"
+      res.message = "cannot reach rock serve at " .. sb.base_url .. ": " .. tostring(res.message)
+    end
+    error(res, 0)
+  end
+  local dok, env = pcall(json.decode, res.body)
+  if not dok or type(env) ~= "table" then
+    errors.raise("http_error", string.format("%s answered %s with HTTP %d and no JSON", sb.base_url, name, res.status),
+      { http_status = res.status })
+  end
+  env = unnull(env)
+  if env.status == "Success" then return env.result end
+  if env.status ~= "Failed" then
+    errors.raise(res.status == 401 and "unauthorized" or "http_error", string.format("%s %s: HTTP %d %s",
+      sb.base_url, name, res.status, tostring(env.detail or env.error or "")), { http_status = res.status })
+  end
+  local r = env.result
+  if opts.result_on_failure and type(r) == "table" and r.output ~= nil then return r end
+  local code = (type(r) == "table" and r.rock_code) or (env.message == "invalid parameter" and "invalid_argument")
+    or (res.status == 401 and "unauthorized") or "internal"
+  errors.raise(code, tostring(env.error or env.message), { op = name })
+end
+
+local function query(t)
+  local parts = {}
+  for k, v in pairs(t) do
+    parts[#parts + 1] = k .. "=" .. tostring(v):gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end)
+  end
+  return table.concat(parts, "&")
+end
+
+--- Start on the remote: start_async, then get_status until alive (the
+--- phases mirrored into sb as they move), failed, or startup_timeout.
+function M.start(sb, opts, phase)
+  sb.base_url = opts.base_url:gsub("/+$", "")
+  sb.token = opts.token or os.getenv("ROCK_API_TOKEN")
+  if type(opts.image) ~= "string" or opts.image == "" then
+    errors.raise("invalid_argument", "sandbox.start: 'image' is required for a remote sandbox")
+  end
+  sb.image = opts.image
+  local r = M.api(sb, "start_async", {
+    image = opts.image, sandbox_id = opts.sandbox_id, memory = opts.memory, cpus = opts.cpus,
+    auto_clear_time_minutes = opts.auto_clear_seconds and opts.auto_clear_seconds / 60 or nil,
+    startup_timeout = opts.startup_timeout, pull = opts.pull,
+  }, 60)
+  sb.id = r.sandbox_id
+  local deadline = uv.now() + (opts.startup_timeout or 60) * 1000 + 5000
+  local ok, err = pcall(function()
+    while true do
+      local st = M.api(sb, "get_status", query{ sandbox_id = sb.id, include_all_states = "true" }, 30, { get = true })
+      for name, p in pairs(st.status or {}) do
+        if sb.phases[name] then phase(name, p.status, p.message) end
+      end
+      if st.is_alive then return end
+      if st.state ~= "pending" then
+        errors.raise("sandbox_start_failed", "remote start of " .. sb.id .. " failed: " ..
+          tostring(st.failure_reason or st.state))
+      end
+      if uv.now() > deadline then
+        errors.raise("timeout", "remote sandbox " .. sb.id .. " did not start in time")
+      end
+      task.sleep(M.POLL)
+    end
+  end)
+  if not ok then
+    task.shield(pcall, M.stop, sb)
+    error(err, 0)
+  end
+end
+
+function M.stop(sb)
+  if not sb.id then return end
+  M.api(sb, "stop", { sandbox_id = sb.id }, 60)
+  M.api(sb, "delete", { sandbox_id = sb.id }, 60)
+end
+
+function M.gone(sb)
+  local ok, alive = pcall(M.is_alive, sb)
+  if ok and not alive then return "the remote sandbox is not alive" end
+  return nil
+end
+
+function M.keep() errors.raise("invalid_argument", "keep is not supported for a remote sandbox") end
+
+function M.is_alive(sb)
+  local r = M.api(sb, "is_alive", query{ sandbox_id = sb.id }, 10, { get = true })
+  return r.is_alive == true
+end
+
+-- A multipart/form-data body: fields {name = value} and one file.
+local function multipart(fields, file_name, content)
+  local boundary = "rockboundary" .. string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
+  local parts = {}
+  for k, v in pairs(fields) do
+    parts[#parts + 1] = string.format('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n', boundary, k, v)
+  end
+  parts[#parts + 1] = string.format('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n' ..
+    'Content-Type: application/octet-stream\r\n\r\n', boundary, file_name:gsub('"', "_"))
+  parts[#parts + 1] = content
+  parts[#parts + 1] = "\r\n--" .. boundary .. "--\r\n"
+  return { boundary = boundary, body = table.concat(parts) }
+end
+
+--- The Sandbox's rocklet calls, as API calls (Sandbox:_call).
+function M.call(sb, path, body, timeout, body_file)
+  local upload = path:match("^/upload%?path=(.*)$")
+  if upload then
+    local target = upload:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+    local f = assert(io.open(body_file, "rb"))
+    local content = f:read("a")
+    f:close()
+    return M.api(sb, "upload", nil, timeout, { multipart = multipart({ sandbox_id = sb.id, target_path = target },
+      target:match("[^/]*$"), content) })
+  end
+  local name = path:sub(2)
+  local b = {}
+  for k, v in pairs(body or {}) do b[k] = v end
+  b.sandbox_id = sb.id
+  if name == "run_in_session" then b.check = "ignore" end
+  return M.api(sb, name, b, timeout, { result_on_failure = name == "run_in_session" })
+end
+
+return M

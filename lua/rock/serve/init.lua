@@ -1,0 +1,178 @@
+--- rock.serve: ROCK's sandbox HTTP API on the host's loop, so ROCK's SDK,
+-- its scripts and rock's own remote backend drive this host's sandboxes.
+--   local srv = rock.serve.start{ port = 8080, backend = "docker" }
+--   ... srv.url ... srv:stop()
+-- `rock serve` (cli.lua) runs it until SIGINT/SIGTERM. The pieces:
+-- envelope.lua (ROCK's answers and input checks), routes.lua (one function
+-- per endpoint), registry.lua (the sandboxes, leases, adoption after a
+-- restart), metrics.lua (GET /metrics). docs/http-api.md.
+local uv = require "luv"
+local json = require "rock.json"
+local errors = require "rock.errors"
+local task = require "rock.task"
+local log = require "rock.log"
+local state = require "rock.state"
+local env = require "rock.serve.envelope"
+local routes = require "rock.serve.routes"
+
+local M = {}
+
+M.PREFIX = "/apis/envs/sandbox/v1/"
+M.REAP_EVERY = 5 -- seconds between lease checks
+
+local Server = {}
+Server.__index = Server
+
+-- Equal strings, in time that depends only on their lengths.
+local function same(a, b)
+  if type(a) ~= "string" or type(b) ~= "string" then return false end
+  local diff = #a ~ #b
+  for i = 1, math.max(#a, #b) do diff = diff | ((a:byte(i) or 0) ~ (b:byte(i) or 0)) end
+  return diff == 0
+end
+
+local function loopback(host)
+  return host == "localhost" or host == "::1" or (host or ""):match("^127%.%d+%.%d+%.%d+$") ~= nil
+end
+
+local function respond(status, body, ctype)
+  return { status = status, headers = { ["content-type"] = ctype or "application/json" },
+           body = type(body) == "string" and body or json.encode(body) }
+end
+
+function Server:authorized(req)
+  if not self.token then return true end
+  local h = req.headers
+  local bearer = (h["authorization"] or ""):match("^[Bb]earer%s+(.-)%s*$")
+  return same(bearer, self.token) or same(h["x-key"], self.token)
+end
+
+-- The args of an API call: the JSON object of a POST, the query of a GET.
+local function args_of(req, raw)
+  if req.method == "GET" or raw then return req.query or {} end
+  local body = req.body
+  if req.body_file then
+    local f = io.open(req.body_file, "rb")
+    body = f and f:read("a") or ""
+    if f then f:close() end
+  end
+  if not body or body == "" then env.invalid("body", "Field required") end
+  local ok, v = pcall(json.decode, body)
+  if not ok then env.invalid("body", "JSON decode error: " .. tostring(v):gsub("^.-: ", "")) end
+  if type(v) ~= "table" or (next(v) ~= nil and v[1] ~= nil) then env.invalid("body", "Input should be a valid dictionary") end
+  return v
+end
+
+--- One API call: route name, the envelope, and the sandbox it named.
+function Server:api(name, req)
+  local r = routes.ROUTES[name]
+  if not r then return nil end
+  if req.method ~= r[1] and not (r[1] == "GET" and req.method == "HEAD") then
+    return respond(405, { detail = "Method Not Allowed" })
+  end
+  local args
+  local ok, res = pcall(function()
+    args = args_of(req, r.raw)
+    return r[2](self, args, req)
+  end)
+  local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
+  local out
+  if ok then
+    out = (type(res) == "table" and (res.status == "Success" or res.status == "Failed") and res.result ~= nil)
+      and res or env.success(res)
+  elseif env.is_invalid(res) then
+    out = env.invalid_envelope(res)
+  else
+    if not errors.is(res) then
+      log.error("serve", "%s: %s", name, tostring(res))
+      res = errors.new("internal", tostring(res))
+    end
+    out = env.failed(routes.TEXT[name] or (name .. " failed"), res)
+  end
+  return respond(200, out), sandbox, out.status
+end
+
+function Server:handle(req)
+  local t0 = uv.hrtime()
+  local res, route, sandbox, outcome
+  if not self:authorized(req) then
+    route, res = "unauthorized", respond(401, { status = "Failed", message = "unauthorized",
+      error = "a valid token is required (Authorization: Bearer or X-Key)", result = json.null })
+  elseif req.path == "/" and (req.method == "GET" or req.method == "HEAD") then
+    route, res = "/", respond(200, { message = "hello, ROCK!" })
+  elseif req.path == "/metrics" and req.method == "GET" then
+    local by = {}
+    for _, e in pairs(self.registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
+    route, res = "/metrics", respond(200, self.metrics:render(by), "text/plain; version=0.0.4")
+  elseif req.path:sub(1, #M.PREFIX) == M.PREFIX then
+    route = req.path:sub(#M.PREFIX + 1)
+    res, sandbox, outcome = self:api(route, req)
+    if not res then route, res = "not_found", respond(404, { detail = "Not Found" }) end
+  else
+    route, res = "not_found", respond(404, { detail = "Not Found" })
+  end
+  local secs = (uv.hrtime() - t0) / 1e9
+  self.metrics:request(route, outcome or res.status, secs)
+  if self.log_requests then
+    log.info("serve", "%s %s %s %d %s %.1fms", req.method, req.path, sandbox or "-", res.status,
+      outcome or "", secs * 1000)
+  end
+  return res
+end
+
+--- Start serving. opts: host (default "127.0.0.1"), port (default 8080; 0
+--- = any), unix_socket (instead of host/port), backend ("auto"), token
+--- (default $ROCK_API_TOKEN; required to bind anything but loopback),
+--- lease (default idle seconds, ROCK's 30 minutes), log_requests (default
+--- true). Takes ownership of $ROCK_HOME's sandboxes as its service
+--- (state.serve_as) and adopts those a previous server left running.
+function M.start(opts)
+  opts = opts or {}
+  local token = opts.token or os.getenv("ROCK_API_TOKEN")
+  if token == "" then token = nil end
+  local host = opts.host or "127.0.0.1"
+  if not opts.unix_socket and not loopback(host) and not token then
+    errors.raise("invalid_argument", "binding " .. host .. " (not loopback) needs a token: --token T or ROCK_API_TOKEN")
+  end
+  local srv = setmetatable({ token = token, log_requests = opts.log_requests ~= false,
+    metrics = require("rock.serve.metrics").new() }, Server)
+  state.serve_as()
+  local registry = require("rock.serve.registry")
+  srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
+  local adopted = srv.registry:adopt()
+  if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end
+  srv.http = require("rock.http").serve{
+    host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
+    unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,
+  }
+  srv.url, srv.port = srv.http.url, srv.http.port
+  srv.reaper = uv.new_timer()
+  srv.reaper:start(M.REAP_EVERY * 1000, M.REAP_EVERY * 1000, function()
+    if not srv.reaping then
+      srv.reaping = true
+      task.spawn(function()
+        pcall(srv.registry.reap, srv.registry)
+        srv.reaping = false
+      end)
+    end
+  end)
+  log.info("serve", "serving ROCK's sandbox API on %s (backend %s%s)", srv.url or opts.unix_socket,
+    srv.registry.backend, token and ", token required" or "")
+  return srv
+end
+
+--- Stop serving: requests in flight finish; then every sandbox is stopped
+--- unless keep_sandboxes (a restart on the same ROCK_HOME adopts them).
+function Server:stop(opts)
+  opts = opts or {}
+  if self.stopped then return end
+  self.stopped = true
+  if self.reaper and not self.reaper:is_closing() then self.reaper:close() end
+  self.http:stop{ timeout = opts.timeout or 30 }
+  if not opts.keep_sandboxes then
+    for _, e in pairs(self.registry.entries) do pcall(self.registry.stop, self.registry, e, "server_stop") end
+  end
+end
+
+M.Server = Server
+return M

@@ -1,0 +1,242 @@
+--- rock.serve.registry: the sandboxes a `rock serve` knows, by id, with what
+-- ROCK's API says about them beyond a Sandbox object: who asked (the
+-- X-User-Id, X-Experiment-Id, X-Namespace headers), the idle lease, the
+-- pending start, the state after stop and delete (ROCK keeps a stopped
+-- sandbox until it is deleted). Every data-plane call touches its entry
+-- (the lease); reap() stops those whose lease lapsed. A server restarted
+-- on the same ROCK_HOME adopts the container sandboxes its predecessor
+-- left running (adopt()): their records carry the entry's fields.
+local uv = require "luv"
+local json = require "rock.json"
+local errors = require "rock.errors"
+local task = require "rock.task"
+local log = require "rock.log"
+local state = require "rock.state"
+local sandbox = require "rock.sandbox"
+
+local M = {}
+local Registry = {}
+Registry.__index = Registry
+
+M.DEFAULT_LEASE = 30 * 60  -- ROCK's auto_clear_time default: 30 idle minutes
+M.START_WAIT = 85          -- /start answers within this (ROCK's bound)
+
+local function iso(t)
+  if not t then return json.null end
+  return os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(t))
+end
+
+--- opts: backend, metrics (serve/metrics.lua), lease (default seconds).
+function M.new(opts)
+  return setmetatable({ entries = {}, order = {}, backend = opts.backend or "auto",
+    metrics = opts.metrics, lease = opts.lease or M.DEFAULT_LEASE, host_name = uv.os_gethostname() }, Registry)
+end
+
+function Registry:get(id) return self.entries[id] end
+
+local function transition(e, to, event)
+  if e.state == to then return end
+  e.state_history[#e.state_history + 1] = { from_state = e.state, to_state = to, event = event,
+    timestamp = iso(os.time()) }
+  e.state = to
+end
+
+--- Renew the entry's idle lease (every data-plane call and get_status).
+function Registry:touch(e) e.last_used = uv.now() / 1000 end
+
+-- The record fields that let a restarted server serve the sandbox again.
+local function persist(e)
+  if not e.sb or not e.sb.dir then return end
+  local rec = state.read_record(e.sb.dir)
+  if not rec then return end
+  rec.serve = { user_id = e.user_id, experiment_id = e.experiment_id, namespace = e.namespace,
+    lease = e.lease, cpus = e.cpus, memory = e.memory, disk = e.disk, create_time = e.create_time,
+    start_time = e.start_time, metadata = e.metadata }
+  pcall(state.write_record, e.sb.dir, rec)
+end
+
+--- Start a sandbox from a SandboxStartRequest (checked by the route);
+--- returns its entry at once, the start running in a task of its own.
+--- A start that fails or times out removes what it made (sandbox.start);
+--- one whose /start caller gave up is stopped when it lands (stop()).
+function Registry:start(req, who)
+  local id = req.sandbox_id or state.new_id()
+  if self.entries[id] and self.entries[id].state ~= "deleted" then
+    errors.raise("conflict", "Sandbox " .. id .. " already exists")
+  end
+  local e = { id = id, image = req.image, state = "pending", state_history = json.array(),
+    phases = {}, cpus = req.cpus, memory = req.memory, disk = req.disk, num_gpus = req.num_gpus,
+    accelerator_type = req.accelerator_type, user_id = who.user_id, experiment_id = who.experiment_id,
+    namespace = who.namespace, metadata = {}, lease = req.lease or self.lease,
+    create_time = os.time(), start_time = os.time(), request = req }
+  self:touch(e)
+  self.entries[id] = e
+  self.order[#self.order + 1] = id
+  local t0 = uv.hrtime()
+  e.start_task = task.spawn(function()
+    local ok, sb = pcall(sandbox.start, {
+      backend = self.backend, image = req.image, sandbox_id = id, memory = req.memory, cpus = req.cpus,
+      auto_clear_seconds = e.lease, startup_timeout = req.startup_timeout, pull = req.pull,
+      env = req.env, on_create = function(s) e.pending_sb = s end,
+    })
+    e.start_task = nil
+    local m = self.metrics
+    if not ok then
+      e.start_error = sb
+      e.phases = (errors.is(sb) and sb.phases) or (e.pending_sb and e.pending_sb.phases) or e.phases
+      e.pending_sb = nil
+      e.stop_time = os.time()
+      transition(e, "stopped", "start_failed")
+      if m then m:start_done(false, e.phases, (uv.hrtime() - t0) / 1e9) end
+      log.warn("serve", "start of %s failed: %s", id, tostring(sb))
+      return
+    end
+    e.sb, e.pending_sb = sb, nil
+    if e.state ~= "pending" then -- stopped or deleted meanwhile: it must not outlive that
+      sb:stop()
+      return
+    end
+    e.phases = sb.phases
+    transition(e, "running", "started")
+    self:touch(e)
+    persist(e)
+    if m then m:start_done(true, e.phases, (uv.hrtime() - t0) / 1e9) end
+  end)
+  return e
+end
+
+--- Wait up to s seconds for a pending start; true when it is over.
+function Registry:wait_started(e, s)
+  local deadline = uv.now() + s * 1000
+  while e.state == "pending" and e.start_task and uv.now() < deadline do task.sleep(0.05) end
+  return e.state ~= "pending"
+end
+
+--- Stop: the sandbox's processes and container go; the entry stays as
+--- "stopped" until deleted. A pending start is stopped when it lands.
+function Registry:stop(e, event)
+  if e.state == "stopped" or e.state == "deleted" then return end
+  local sb = e.sb
+  e.stop_time = os.time()
+  transition(e, "stopped", event or "stop")
+  if sb then sb:stop() end
+end
+
+function Registry:delete(e)
+  self:stop(e, "delete")
+  e.delete_time = os.time()
+  transition(e, "deleted", "delete")
+  self.entries[e.id] = nil
+  for i, id in ipairs(self.order) do
+    if id == e.id then table.remove(self.order, i); break end
+  end
+end
+
+--- The live Sandbox of entry e for a data-plane call, or raises
+--- sandbox_not_alive (pending, stopped, or its rocklet is gone).
+function Registry:live(e)
+  if e.state ~= "running" or not e.sb then
+    errors.raise("sandbox_not_alive", "sandbox " .. e.id .. " is " .. e.state)
+  end
+  if e.sb.state ~= "running" then -- its rocklet died: the Sandbox knows
+    transition(e, "stopped", "died")
+    e.stop_time = os.time()
+    errors.raise("sandbox_not_alive", "sandbox " .. e.id .. " is stopped" ..
+      (e.sb.stop_reason and (": " .. e.sb.stop_reason) or ""))
+  end
+  self:touch(e)
+  return e.sb
+end
+
+--- ROCK's SandboxStatus of entry e; alive: whether the rocklet answers
+--- (asked by the caller: that call also renews the rocklet's lease).
+function Registry:status(e, alive)
+  local sb = e.sb or e.pending_sb
+  local phases = {}
+  for name, p in pairs((sb and sb.phases) or e.phases or {}) do
+    phases[name] = { status = p.status, message = p.message or json.null,
+      started_at = iso(p.started_at), completed_at = iso(p.completed_at) }
+  end
+  if e.state == "running" and sb and sb.state ~= "running" then
+    transition(e, "stopped", "died")
+    e.stop_time = e.stop_time or os.time()
+  end
+  return {
+    sandbox_id = e.id, status = phases, state = e.state, is_alive = alive == true,
+    host_name = self.host_name, host_ip = "127.0.0.1", image = e.image,
+    cpus = e.cpus or json.null, memory = e.memory or json.null, disk = e.disk or json.null,
+    port_mapping = {}, create_time = iso(e.create_time), start_time = iso(e.start_time),
+    stop_time = iso(e.stop_time), delete_time = iso(e.delete_time), archive_time = json.null,
+    auto_stop_time = e.state == "running" and iso(os.time() + math.max(0, e.lease - (uv.now() / 1000 - e.last_used))) or json.null,
+    state_history = e.state_history, user_id = e.user_id or json.null,
+    experiment_id = e.experiment_id or json.null, namespace = e.namespace or json.null,
+    metadata = e.metadata, num_gpus = e.num_gpus or 0, accelerator_type = e.accelerator_type or json.null,
+    failure_reason = e.start_error and tostring(e.start_error.message or e.start_error) or json.null,
+    backend = sb and sb.backend or self.backend,
+  }
+end
+
+--- Entries, oldest first, that pass filters {state=, image=, user_id=,
+--- experiment_id=, namespace=} (absent = any).
+function Registry:list(filters)
+  local out = {}
+  for _, id in ipairs(self.order) do
+    local e = self.entries[id]
+    local ok = e ~= nil
+    for k, v in pairs(filters or {}) do
+      if ok and v ~= nil and v ~= "" and tostring(e[k]) ~= v then ok = false end
+    end
+    if ok then out[#out + 1] = e end
+  end
+  return out
+end
+
+--- Stop the running sandboxes whose idle lease lapsed. Returns how many.
+function Registry:reap()
+  local now, n = uv.now() / 1000, 0
+  for _, id in ipairs({ table.unpack(self.order) }) do
+    local e = self.entries[id]
+    if e and e.state == "running" and now - e.last_used >= e.lease then
+      log.info("serve", "sandbox %s idle for %ds: its lease lapsed, stopping it", id, math.floor(now - e.last_used))
+      pcall(self.stop, self, e, "lease_expired")
+      n = n + 1
+      if self.metrics then self.metrics:inc("rock_leases_expired_total") end
+    end
+  end
+  return n
+end
+
+--- Serve again the sandboxes a previous server on this ROCK_HOME left
+--- running (records owned by this service, containers still up). Local
+--- ones died with that server (their rocklets follow their owner): their
+--- dirs are removed. Returns the number adopted.
+function Registry:adopt()
+  local me = state.owner_label(state.me())
+  local n = 0
+  for _, s in ipairs(state.list()) do
+    local rec = s.record
+    if rec and rec.owner == me and not self.entries[s.id] then
+      local ok, sb = pcall(sandbox.attach, rec, s.dir)
+      if ok and sb then
+        local sv = rec.serve or {}
+        local e = { id = s.id, image = rec.image, state = "running", state_history = json.array(),
+          phases = sb.phases, sb = sb, cpus = sv.cpus, memory = sv.memory, disk = sv.disk,
+          user_id = sv.user_id, experiment_id = sv.experiment_id, namespace = sv.namespace,
+          metadata = sv.metadata or {}, lease = sv.lease or self.lease, create_time = sv.create_time,
+          start_time = sv.start_time }
+        transition(e, "running", "adopted")
+        self:touch(e)
+        self.entries[s.id] = e
+        self.order[#self.order + 1] = s.id
+        n = n + 1
+      else
+        log.info("serve", "sandbox %s of the previous server is gone (%s): removing its files",
+          s.id, tostring(sb))
+        pcall(state.remove_dir, s.dir)
+      end
+    end
+  end
+  return n
+end
+
+return M

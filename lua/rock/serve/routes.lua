@@ -1,0 +1,390 @@
+--- rock.serve.routes: ROCK's sandbox API, one function per endpoint
+-- (../shared/ROCK-API.md; docs/http-api.md). Each takes (srv, args, req):
+-- srv the server (its registry), args the JSON body of a POST or the
+-- query of a GET, req the HTTP request; it returns the result (wrapped in
+-- a Success envelope) or raises: a rock.error becomes a Failed envelope
+-- with the route's text, envelope.invalid() an "invalid parameter" one.
+-- rock's own fields ride along where ROCK has none (encoding, max_output,
+-- interrupt, editor, jobs): ROCK's SDK never sends them and ignores them
+-- in answers.
+local json = require "rock.json"
+local errors = require "rock.errors"
+local core = require "rock.core"
+local env = require "rock.serve.envelope"
+
+local field = env.field
+local M = {}
+
+-- The route's failure text, as ROCK words it.
+M.TEXT = {
+  start = "start sandbox failed", start_async = "start sandbox failed", restart = "restart sandbox failed",
+  get_status = "get sandbox status failed", is_alive = "sandbox is alive failed",
+  create_session = "create session failed", run_in_session = "run in session failed",
+  close_session = "close session failed", execute = "execute command failed",
+  read_file = "read file failed", write_file = "write file failed", upload = "upload file failed",
+  stop = "stop sandbox failed", delete = "delete sandbox failed", commit = "commit sandbox failed",
+  get_sandbox_statistics = "get sandbox statistics failed", get_token = "get token failed",
+  ["warmup/tasks"] = "start warmup failed", sandboxes = "list sandboxes failed",
+  ["sandboxes/batch"] = "batch get sandbox status failed", interrupt = "interrupt failed",
+  editor = "editor failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
+  jobs = "list jobs failed", ["jobs/kill"] = "kill job failed",
+}
+
+local function entry(srv, args, where)
+  local id = field(args, "sandbox_id", "string", true, where)
+  local e = srv.registry:get(id)
+  if not e then errors.raise("sandbox_not_found", "sandbox " .. id .. " not found") end
+  return e
+end
+
+local function live(srv, args, where)
+  local e = entry(srv, args, where)
+  return srv.registry:live(e), e
+end
+
+-- memory "8g" | "512m" | bytes -> what sandbox.start takes (bytes or the string)
+local function start_request(args, headers)
+  local req = {
+    image = field(args, "image", "string", true),
+    sandbox_id = field(args, "sandbox_id", "string"),
+    pull = field(args, "pull", "string"),
+    memory = args.memory ~= json.null and args.memory or nil,
+    cpus = field(args, "cpus", "number"),
+    disk = field(args, "disk", "string"),
+    num_gpus = field(args, "num_gpus", "integer"),
+    accelerator_type = field(args, "accelerator_type", "string"),
+    startup_timeout = field(args, "startup_timeout", "number"),
+  }
+  if req.memory ~= nil and type(req.memory) ~= "string" and type(req.memory) ~= "number" then
+    env.invalid("body.memory", "Input should be a valid string")
+  end
+  if req.pull and req.pull ~= "missing" and req.pull ~= "always" and req.pull ~= "never" then
+    env.invalid("body.pull", "Input should be 'missing', 'always' or 'never'")
+  end
+  local minutes = field(args, "auto_clear_time_minutes", "number") or field(args, "auto_clear_time", "number")
+  if minutes then
+    if minutes <= 0 or minutes > 1e6 then env.invalid("body.auto_clear_time_minutes", "Input should be greater than 0") end
+    req.lease = minutes * 60
+  end
+  if req.startup_timeout and (req.startup_timeout <= 0 or req.startup_timeout > 3600) then
+    env.invalid("body.startup_timeout", "Input should be between 0 and 3600")
+  end
+  if req.sandbox_id and not require("rock.state").valid_id(req.sandbox_id) then
+    env.invalid("body.sandbox_id", "String should match pattern '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$'")
+  end
+  local who = { user_id = headers["x-user-id"], experiment_id = headers["x-experiment-id"],
+                namespace = headers["x-namespace"] }
+  return req, who
+end
+
+local function start_result(srv, e)
+  return { sandbox_id = e.id, host_name = srv.registry.host_name, host_ip = "127.0.0.1",
+    cpus = e.cpus or json.null, memory = e.memory or json.null, disk = e.disk or json.null,
+    code = json.null, exit_code = json.null, failure_reason = json.null }
+end
+
+function M.start_async(srv, args, req)
+  local r, who = start_request(args, req.headers)
+  return start_result(srv, srv.registry:start(r, who))
+end
+
+--- /start: as start_async, answered once the sandbox is alive (up to 85
+--- s, ROCK's bound). A start still pending then is stopped when it lands,
+--- not leaked (ROCK leaks it).
+function M.start(srv, args, req)
+  local r, who = start_request(args, req.headers)
+  local reg = srv.registry
+  local e = reg:start(r, who)
+  if not reg:wait_started(e, reg.START_WAIT or 85) then
+    reg:stop(e, "start_timeout")
+    errors.raise("timeout", string.format("sandbox %s did not start within %ds; it is stopped", e.id, 85))
+  end
+  if e.state ~= "running" then
+    errors.raise("sandbox_start_failed", tostring(e.start_error and (e.start_error.message or e.start_error) or e.state))
+  end
+  return start_result(srv, e)
+end
+
+function M.restart(srv, args, req)
+  local e = entry(srv, args)
+  if e.state ~= "stopped" then errors.raise("conflict", "sandbox " .. e.id .. " is " .. e.state .. ", not stopped") end
+  srv.registry:delete(e)
+  local r = e.request or { image = e.image }
+  r.sandbox_id = e.id
+  local ne = srv.registry:start(r, { user_id = e.user_id, experiment_id = e.experiment_id, namespace = e.namespace })
+  return start_result(srv, ne)
+end
+
+function M.get_status(srv, args)
+  local e = entry(srv, args, "query")
+  local all = field(args, "include_all_states", "boolean", false, "query")
+  if not all and e.state ~= "pending" and e.state ~= "running" then
+    errors.raise("sandbox_not_found", "Sandbox " .. e.id .. " not found")
+  end
+  srv.registry:touch(e)
+  local alive = e.state == "running" and e.sb and e.sb:is_alive() -- renews the rocklet's lease too
+  return srv.registry:status(e, alive)
+end
+
+function M.is_alive(srv, args)
+  local id = field(args, "sandbox_id", "string", true, "query")
+  local e = srv.registry:get(id)
+  if not e then return { is_alive = false, message = "sandbox " .. id .. " is alive failed" } end
+  srv.registry:touch(e)
+  local alive = e.state == "running" and e.sb ~= nil and e.sb:is_alive()
+  return { is_alive = alive, message = srv.registry.host_name }
+end
+
+function M.create_session(srv, args)
+  local sb = live(srv, args)
+  field(args, "env_enable", "boolean") -- a given env is applied either way (docs/http-api.md)
+  local envs = field(args, "env", "object")
+  local st = field(args, "startup_timeout", "number")
+  local source = field(args, "startup_source", "list")
+  for i, s in ipairs(source or {}) do
+    if type(s) ~= "string" then env.invalid("body.startup_source." .. (i - 1), "Input should be a valid string") end
+  end
+  field(args, "session_type", "string")
+  local r = sb:create_session{
+    session = field(args, "session", "string") or "default",
+    startup_source = source, env = envs,
+    remote_user = field(args, "remote_user", "string"),
+    -- ROCK's default is 1 s of reading; a startup that takes longer is not an error there
+    startup_timeout = st and math.max(st, 1) or nil, cwd = field(args, "cwd", "string"),
+  }
+  return { output = r.output or "", session_type = "bash" }
+end
+
+local CHECKS = { raise = true, silent = true, ignore = true }
+
+function M.run_in_session(srv, args)
+  local sb = live(srv, args)
+  local command = field(args, "command", "string", true)
+  local check = field(args, "check", "string") or "raise"
+  if not CHECKS[check] then env.invalid("body.check", "Input should be 'raise', 'silent' or 'ignore'") end
+  local timeout = field(args, "timeout", "number")
+  if timeout and (timeout < 0 or timeout > 1e8) then env.invalid("body.timeout", "Input should be between 0 and 1e8") end
+  local enc = field(args, "encoding", "string")
+  if enc == "base64" then
+    command = core.base64_decode(command)
+    if not command then env.invalid("body.command", "Input should be valid base64") end
+  end
+  local t0 = require("luv").hrtime()
+  local r = sb:run_in_session{ session = field(args, "session", "string") or "default", command = command,
+    timeout = timeout, max_output = field(args, "max_output", "integer") }
+  srv.metrics:command((require("luv").hrtime() - t0) / 1e9)
+  local result = { session_type = "bash", output = r.output, exit_code = r.exit_code,
+    failure_reason = r.failure_reason or "", expect_string = "", truncated = r.truncated,
+    output_file = r.output_file, dropped_bytes = r.dropped_bytes }
+  if r.failure_reason and r.failure_reason ~= "" then
+    return env.failed(M.TEXT.run_in_session, errors.new(r.failure_reason,
+      string.format("%s: %s", r.failure_reason, r.output or "")), env.COMMAND, result)
+  end
+  if check == "raise" and r.exit_code ~= 0 then
+    local msg = field(args, "error_msg", "string")
+    return env.failed(M.TEXT.run_in_session, errors.new("command_failed",
+      string.format("%sexit code %s: %s", msg and msg ~= "" and (msg .. ": ") or "", tostring(r.exit_code),
+        r.output or "")), env.COMMAND, result)
+  end
+  return result
+end
+
+function M.interrupt(srv, args)
+  local sb = live(srv, args)
+  return sb:interrupt{ session = field(args, "session", "string") or "default" }
+end
+
+function M.close_session(srv, args)
+  local sb = live(srv, args)
+  sb:close_session{ session = field(args, "session", "string") or "default" }
+  return { session_type = "bash" }
+end
+
+function M.execute(srv, args)
+  local sb = live(srv, args)
+  local cmd = args.command
+  if type(cmd) ~= "string" and not (type(cmd) == "table" and cmd[1] ~= nil) then
+    env.invalid("body.command", cmd == nil and "Field required" or "Input should be a valid string or list")
+  end
+  if type(cmd) == "table" then
+    for i, a in ipairs(cmd) do if type(a) ~= "string" then env.invalid("body.command." .. (i - 1), "Input should be a valid string") end end
+  end
+  local shell = field(args, "shell", "boolean")
+  if type(cmd) == "table" and shell then cmd = table.concat(cmd, " ") end
+  local t0 = require("luv").hrtime()
+  local r = sb:execute{ command = cmd, timeout = field(args, "timeout", "number") or 1200,
+    cwd = field(args, "cwd", "string"), env = field(args, "env", "object"),
+    max_output = field(args, "max_output", "integer") }
+  srv.metrics:command((require("luv").hrtime() - t0) / 1e9)
+  local result = { stdout = r.stdout, stderr = r.stderr, exit_code = r.exit_code,
+    failure_reason = r.failure_reason }
+  if field(args, "check", "boolean") and r.exit_code ~= 0 then
+    return env.failed(M.TEXT.execute, errors.new("command_failed", string.format("exit code %s: %s",
+      tostring(r.exit_code), r.stderr or "")), env.COMMAND, result)
+  end
+  return result
+end
+
+function M.read_file(srv, args)
+  local sb = live(srv, args)
+  local enc = field(args, "encoding", "string")
+  local bin = enc == "base64"
+  local r = sb:read_file{ path = field(args, "path", "string", true), binary = bin or nil }
+  if bin then return { content = core.base64_encode(r.content), encoding = "base64" } end
+  return { content = r.content }
+end
+
+function M.write_file(srv, args)
+  local sb = live(srv, args)
+  local content = field(args, "content", "string", true)
+  if field(args, "encoding", "string") == "base64" then
+    content = core.base64_decode(content)
+    if not content then env.invalid("body.content", "Input should be valid base64") end
+  end
+  local path = field(args, "path", "string", true)
+  sb:write_file{ path = path, content = content }
+  return { success = true, message = "write " .. path .. " success" }
+end
+
+--- /upload: multipart form (file, target_path, sandbox_id), the file
+--- streamed into the sandbox through the rocklet's /upload.
+function M.upload(srv, _, req)
+  local ok, form = pcall(req.form, req)
+  if not ok then env.invalid("body", "a multipart/form-data body is required: " .. tostring(form.message or form)) end
+  local function value(name)
+    local f = form[name]
+    if not f or f.filename then return nil end
+    return f.value
+  end
+  local id = value("sandbox_id")
+  if not id or not id:find("%S") then env.invalid("body.sandbox_id", "Field required") end
+  local target = value("target_path")
+  if not target or not target:find("%S") then env.invalid("body.target_path", "Field required") end
+  local file = form.file
+  if not file then env.invalid("body.file", "Field required") end
+  local sb = live(srv, { sandbox_id = id })
+  if file.file then sb:upload{ path = target, file = file.file }
+  else sb:write_file{ path = target, content = file.value or "" } end
+  local name = file.filename or target:match("[^/]*$")
+  return { success = true, message = "upload " .. target .. " success", file_name = name }
+end
+
+function M.stop(srv, args)
+  local e = entry(srv, args)
+  srv.registry:stop(e, "stop")
+  return e.id .. " stopped"
+end
+
+function M.delete(srv, args)
+  local id = field(args, "sandbox_id", "string", true)
+  local e = srv.registry:get(id)
+  if not e then return id .. " deleted" end -- ROCK: an unknown id is a no-op
+  if e.state ~= "stopped" then errors.raise("conflict", "sandbox " .. id .. " is " .. e.state .. ": stop it first") end
+  srv.registry:delete(e)
+  return id .. " deleted"
+end
+
+--- /commit: the sandbox's filesystem as an image (docker and podman).
+function M.commit(srv, args)
+  local sb = live(srv, args)
+  local tag = field(args, "image_tag", "string") or ("rock-commit/" .. sb.id .. ":latest")
+  if not sb.engine or not sb.container then
+    errors.raise("invalid_argument", "commit needs a docker or podman sandbox (this one is " .. sb.backend .. ")")
+  end
+  local repo, t = tag:match("^(.+):([^:/]+)$")
+  sb.engine:container_commit(sb.container, repo or tag, t or "latest")
+  return sb.id .. " commited"
+end
+
+local function cpu_percent(st)
+  local cs, ps = st.cpu_stats or {}, st.precpu_stats or {}
+  local cpu = ((cs.cpu_usage or {}).total_usage or 0) - ((ps.cpu_usage or {}).total_usage or 0)
+  local sys = (cs.system_cpu_usage or 0) - (ps.system_cpu_usage or 0)
+  local n = cs.online_cpus or 1
+  if sys <= 0 or cpu < 0 then return 0 end
+  return cpu / sys * n * 100
+end
+
+function M.get_sandbox_statistics(srv, args)
+  local sb = live(srv, args, "query")
+  if not sb.engine or not sb.container then
+    errors.raise("invalid_argument", "statistics need a docker or podman sandbox (this one is " .. sb.backend .. ")")
+  end
+  local st = sb.engine:container_stats(sb.container) or {}
+  local mem = st.memory_stats or {}
+  local size = sb.engine:container_inspect_size(sb.container) or {}
+  local limit = mem.limit or 0
+  local net = 0
+  for _, n in pairs(st.networks or {}) do net = net + (n.rx_bytes or 0) + (n.tx_bytes or 0) end
+  return { cpu = cpu_percent(st), mem = limit > 0 and (mem.usage or 0) / limit * 100 or 0,
+    mem_bytes = mem.usage or 0, disk = size.SizeRw or 0, disk_log_percent = 0, disk_dind_percent = 0, net = net }
+end
+
+function M.get_token()
+  errors.raise("not_supported", "rock has no OSS token: use /upload")
+end
+
+--- /warmup/tasks: pull the image now; a failed pull is Failed (ROCK
+--- always says Success).
+function M.warmup(srv, args)
+  local image = field(args, "image", "string") or "python:3.11"
+  local backend = srv.registry.backend
+  if backend == "auto" then backend = require("rock.engine").detect() end
+  if backend == "local" then errors.raise("invalid_argument", "warmup needs a container engine (the backend is local)") end
+  local how = require("rock.images").ensure(image, { pull = "missing", engine = require("rock.engine").connect(backend) })
+  return { image = image, result = how }
+end
+
+local function entries_status(srv, list)
+  local out = json.array()
+  for i, e in ipairs(list) do out[i] = srv.registry:status(e, e.state == "running" and e.sb ~= nil and e.sb.state == "running") end
+  return out
+end
+
+function M.sandboxes(srv, args)
+  local page = field(args, "page", "integer", false, "query") or 1
+  local size = field(args, "page_size", "integer", false, "query") or 500
+  if page < 1 then env.invalid("query.page", "Input should be greater than or equal to 1") end
+  if size < 1 or size > 5000 then env.invalid("query.page_size", "Input should be between 1 and 5000") end
+  local list = srv.registry:list{ state = args.state, image = args.image, user_id = args.user_id,
+    experiment_id = args.experiment_id, namespace = args.namespace }
+  local from = (page - 1) * size + 1
+  local items = {}
+  for i = from, math.min(#list, from + size - 1) do items[#items + 1] = list[i] end
+  return { items = entries_status(srv, items), total = #list, has_more = from + size - 1 < #list }
+end
+
+function M.sandboxes_batch(srv, args)
+  local ids = field(args, "sandbox_ids", "list", true)
+  if #ids > 2000 then env.invalid("body.sandbox_ids", "List should have at most 2000 items") end
+  local list = {}
+  for i, id in ipairs(ids) do
+    if type(id) ~= "string" then env.invalid("body.sandbox_ids." .. (i - 1), "Input should be a valid string") end
+    list[#list + 1] = srv.registry:get(id)
+  end
+  return { statuses = entries_status(srv, list) }
+end
+
+function M.editor(srv, args)
+  local sb = live(srv, args)
+  local o = {}
+  for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then o[k] = v end end
+  return sb:editor(o)
+end
+
+-- The table the dispatcher routes by: path under the prefix -> {method, fn}.
+M.ROUTES = {
+  ["start"] = { "POST", M.start }, ["start_async"] = { "POST", M.start_async },
+  ["restart"] = { "POST", M.restart }, ["get_status"] = { "GET", M.get_status },
+  ["is_alive"] = { "GET", M.is_alive }, ["create_session"] = { "POST", M.create_session },
+  ["run_in_session"] = { "POST", M.run_in_session }, ["close_session"] = { "POST", M.close_session },
+  ["interrupt"] = { "POST", M.interrupt }, ["execute"] = { "POST", M.execute },
+  ["read_file"] = { "POST", M.read_file }, ["write_file"] = { "POST", M.write_file },
+  ["upload"] = { "POST", M.upload, raw = true }, ["stop"] = { "POST", M.stop },
+  ["delete"] = { "POST", M.delete }, ["commit"] = { "POST", M.commit },
+  ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
+  ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
+  ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
+}
+
+return M

@@ -1,0 +1,76 @@
+-- serve.lua: the cost of the HTTP hop (tests/bench/serve).
+--   rock serve.lua N ROUNDS -> a report on stdout
+-- A `rock serve` runs in this process on a loopback port (the same loop);
+-- the client is rock.http (libcurl, keep-alive). In-process is the same
+-- Sandbox:run_in_session without the hop.
+local rock = require "rock"
+local json = rock.json
+local hr = rock.uv.hrtime
+local n, rounds = tonumber(arg[1]) or 2000, tonumber(arg[2]) or 3
+
+local function pct(xs, p)
+  local s = {}
+  for i, v in ipairs(xs) do s[i] = v end
+  table.sort(s)
+  return s[math.max(1, math.ceil(#s * p))]
+end
+
+local srv = rock.serve.start{ port = 0, backend = "local", log_requests = false }
+local B = srv.url .. "/apis/envs/sandbox/v1/"
+local H = { ["Content-Type"] = "application/json" }
+local function post(name, body)
+  local res = rock.http.request{ url = B .. name, method = "POST", body = json.encode(body), headers = H, timeout = 60 }
+  local env = json.decode(res.body)
+  assert(env.status == "Success", res.body)
+  return env.result
+end
+
+local id = post("start_async", { image = "local" }).sandbox_id
+while not (rock.http.request{ url = B .. "get_status?sandbox_id=" .. id, headers = H }.body):find('"is_alive":true') do
+  rock.sleep(0.05)
+end
+post("create_session", { sandbox_id = id, session = "b" })
+local sb = srv.registry:get(id).sb
+sb:create_session{ session = "direct" }
+local body = { sandbox_id = id, session = "b", command = "true", check = "ignore" }
+
+print(string.format("run_in_session(\"true\"): %d calls per round, %d rounds (local backend)", n, rounds))
+local med_direct, med_http = {}, {}
+for r = 1, rounds do
+  local d, h = {}, {}
+  for i = 1, n do
+    local t0 = hr()
+    sb:run_in_session{ session = "direct", command = "true" }
+    d[i] = (hr() - t0) / 1e3
+    t0 = hr()
+    post("run_in_session", body)
+    h[i] = (hr() - t0) / 1e3
+  end
+  med_direct[r], med_http[r] = pct(d, 0.5), pct(h, 0.5)
+  print(string.format("  round %d: in-process p50 %7.1f us p95 %7.1f   through rock serve p50 %7.1f us p95 %7.1f   hop p50 %6.1f us",
+    r, pct(d, 0.5), pct(d, 0.95), pct(h, 0.5), pct(h, 0.95), pct(h, 0.5) - pct(d, 0.5)))
+end
+table.sort(med_direct); table.sort(med_http)
+local mid = (rounds + 1) // 2
+print(string.format("  median: the HTTP hop adds %.1f us per call at p50 (target < 100 us)", med_http[mid] - med_direct[mid]))
+
+print("requests per second (is_alive through rock serve; each client its own keep-alive connection):")
+for _, c in ipairs({ 1, 8, 32 }) do
+  local per = math.max(50, n // c)
+  local t0 = hr()
+  local tasks = {}
+  for k = 1, c do
+    tasks[k] = rock.spawn(function()
+      for _ = 1, per do
+        local res = rock.http.request{ url = B .. "is_alive?sandbox_id=" .. id, headers = H, timeout = 60 }
+        assert(res.status == 200)
+      end
+    end)
+  end
+  local _, errs = rock.wait(tasks)
+  assert(next(errs) == nil, "a client failed")
+  local secs = (hr() - t0) / 1e9
+  print(string.format("  %2d clients: %6d requests in %5.2f s: %8.0f req/s", c, c * per, secs, c * per / secs))
+end
+sb:stop()
+srv:stop()
