@@ -71,7 +71,8 @@ typedef struct rock_http_req {
    * too large body). The handler never sees the request; the server frees
    * it after on_drop returns. */
   void (*on_drop)(struct rock_http_req *req);
-  /* private */
+  /* Keep the connection open after the answer (as the client asked);
+   * a handler may clear it to close the connection after its answer. */
   int keep_alive;
 } rock_http_req_t;
 
