@@ -329,6 +329,7 @@ static const char *reason(int status) {
   case 502: return "Bad Gateway";
   case 503: return "Service Unavailable";
   case 504: return "Gateway Timeout";
+  case 505: return "HTTP Version Not Supported";
   case 507: return "Insufficient Storage";
   default: return status < 300 ? "OK" : "Error";
   }
@@ -615,6 +616,13 @@ static int on_headers_complete(http_parser *p) {
   }
   memcpy(r->peer, c->peer, sizeof r->peer);
   c->cur = r;
+  if (p->http_major != 1) { /* HTTP/1.0 and 1.1 only */
+    static const char no[] =
+        "{\"code\":\"bad_request\",\"message\":\"HTTP version not supported\"}";
+    refuse(c, 505, no);
+    http_parser_pause(p, 1);
+    return 0;
+  }
   if (p->method == HTTP_CONNECT) { /* a proxy's verb: not served here */
     static const char no[] =
         "{\"code\":\"bad_request\",\"message\":\"CONNECT is not supported\"}";
