@@ -26,6 +26,8 @@ static int ctx_gc(lua_State *L) {
   ctx->closed = 1;
   if (ctx->close_http) ctx->close_http(ctx);
   ctx->close_http = NULL;
+  if (ctx->close_serve) ctx->close_serve(ctx);
+  ctx->close_serve = NULL;
   return 0;
 }
 
@@ -250,7 +252,7 @@ int luaopen_rock_core(lua_State *L) {
     if (luv->cb_pcall == luv_cfpcall) luv_set_callback(L, lrock_pcall);
   }
   static const luaL_Reg *const all[] = {
-      lrock_core_funcs, lrock_http_funcs, lrock_engine_funcs,
+      lrock_core_funcs, lrock_http_funcs, lrock_serve_funcs, lrock_engine_funcs,
       lrock_images_funcs, lrock_local_funcs,
   };
   lua_newtable(L);

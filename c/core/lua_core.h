@@ -14,6 +14,7 @@
 
 struct rock_http_client;
 struct lrock_http_op;
+struct lrock_serve;
 
 /* One per Lua state, created by luaopen_rock_core and owned by the state
  * (a userdata in the registry; its __gc closes what it holds). Every piece
@@ -30,6 +31,9 @@ typedef struct lrock_ctx {
   struct lrock_http_op *ops;
   lua_Integer next_id;
   void (*close_http)(struct lrock_ctx *ctx);
+  /* lua_serve.c's: the servers listening, and how to close them all */
+  struct lrock_serve *serves;
+  void (*close_serve)(struct lrock_ctx *ctx);
 } lrock_ctx_t;
 
 /* The context of L's state (created by luaopen_rock_core). */
@@ -63,13 +67,14 @@ void lrock_call(lua_State *L, int nargs);
  * luaopen_rock_core installs it in place of luv's default. */
 int lrock_pcall(lua_State *L, int nargs, int nresults, int flags);
 
-/* Close rock.core's C handles (HTTP client); safe to call twice. The
+/* Close rock.core's C handles (HTTP client, servers); safe to call twice. The
  * host calls it before closing luv's handles and the Lua state. */
 void lrock_shutdown(lua_State *L);
 
 /* Each folder's functions, gathered into rock.core by lua_core.c. */
 extern const luaL_Reg lrock_core_funcs[];   /* c/core/lua_core.c */
 extern const luaL_Reg lrock_http_funcs[];   /* c/http/lua_http.c */
+extern const luaL_Reg lrock_serve_funcs[];  /* c/http/lua_serve.c */
 extern const luaL_Reg lrock_engine_funcs[]; /* c/engine/lua_engine.c */
 extern const luaL_Reg lrock_images_funcs[]; /* c/images/lua_images.c */
 extern const luaL_Reg lrock_local_funcs[];  /* c/local/fs.c */

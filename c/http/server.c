@@ -1,4 +1,5 @@
-/* server.c: HTTP/1.1 server on a unix socket (libuv streams + http-parser).
+/* server.c: HTTP/1.1 server on a unix socket or TCP (libuv streams +
+ * http-parser).
  * Each connection parses one request, hands it to the handler and waits for
  * the answer before parsing the next pipelined one; other connections go
  * on. Meanwhile it reads at most ROCK_HTTP_READ_AHEAD bytes and then stops
@@ -8,7 +9,10 @@
  * past it waits, unread, until one is done; a body lives until its handler
  * returns.
  * A request outlives its connection (the handler may still be working): it
- * is then an orphan and rock_http_respond only frees it. API: server.h. */
+ * is then an orphan and rock_http_respond only frees it. A graceful stop
+ * (drain) closes idle connections and lets busy ones finish. An answer
+ * may be a file, streamed chunk by chunk as the client takes it.
+ * API: server.h. */
 #include "server.h"
 
 #include <errno.h>
@@ -18,13 +22,28 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "../core/buf.h"
 #include "../core/log.h"
 
+/* A stream of either kind. */
+typedef union {
+  uv_handle_t h;
+  uv_stream_t s;
+  uv_pipe_t pipe;
+  uv_tcp_t tcp;
+} io_t;
+
+#define FILE_CHUNK (64u << 10)
+
 struct rock_http_server {
-  uv_pipe_t listener;
+  io_t listener;
+  int tcp;  /* listener and connections are TCP */
+  int port; /* the port bound (TCP) */
   rock_http_server_opts_t opts;
   rock_http_handler_fn fn;
   void *data;
@@ -34,13 +53,18 @@ struct rock_http_server {
   uint64_t body_mem;     /* bytes of bodies in memory (conn.mem summed) */
   int waking, wake_again; /* wake_waiting is on the stack / must walk again */
   int inflight;
-  int closing;
+  int closing;           /* rock_http_server_close ran */
+  int listener_closing;  /* uv_close'd (drain or close) */
+  int listener_closed;   /* its close callback ran: free at close */
+  int draining;
+  void (*drained)(void *arg); /* drain's callback, until it runs */
+  void *drained_arg;
 };
 
 /* A connection. Allocated in on_connection, freed when both its handles
  * have closed (conn_closed). */
 struct rock_http_conn {
-  uv_pipe_t handle;
+  io_t handle;
   uv_timer_t idle;
   http_parser parser;
   rock_http_server_t *server;
@@ -58,8 +82,13 @@ struct rock_http_conn {
   int handles;            /* handles not yet closed */
   char hname[16], hval[16]; /* the header being read, if it may be Expect */
   size_t hname_len, hval_len;
+  rock_buf_t hdrs;    /* the headers kept (opts.max_header): name\0value\0 */
+  size_t hdr_bytes;   /* URL and header bytes of the request being read */
+  int file_fd;        /* an answer's file being sent, or -1 */
+  uint64_t file_left; /* its bytes not yet read */
+  char peer[48];
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
-      expect_continue : 1, wait_mem : 1;
+      expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1;
 };
 
 typedef struct {
@@ -78,12 +107,14 @@ static const char too_large_fmt[] =
 static const http_parser_settings settings;
 static void respond(rock_http_req_t *req, int status, const char *ctype,
                     const char *body, size_t len, char *owned);
+static const char *reason(int status);
 static void conn_close(rock_http_conn_t *c);
 
 /* ---- requests and connections ---- */
 
 static void req_free(rock_http_req_t *r) {
   free(r->path); /* the body is the connection's (c->body) */
+  free(r->headers);
   free(r);
 }
 
@@ -146,6 +177,7 @@ static void conn_closed(uv_handle_t *h) {
   if (--c->handles > 0) return;
   rock_buf_free(&c->in);
   rock_buf_free(&c->url);
+  rock_buf_free(&c->hdrs);
   rock_buf_free(&c->body); /* budget given back in conn_close */
   free(c);
 }
@@ -168,6 +200,8 @@ static void conn_close(rock_http_conn_t *c) {
   else s->conns = c->next;
   if (c->next) c->next->prev = c->prev;
   s->nconns--;
+  if (c->file_fd >= 0) close(c->file_fd);
+  c->file_fd = -1;
   if (c->cur) drop_cur(c);
   if (c->ready) { /* not reachable: feed hands it over at once */
     req_free(c->ready);
@@ -188,8 +222,19 @@ static void conn_close(rock_http_conn_t *c) {
     c->mem = 0;
     if (!s->closing) wake_waiting(s);
   }
-  uv_close((uv_handle_t *)&c->handle, conn_closed);
+  uv_close(&c->handle.h, conn_closed);
   uv_close((uv_handle_t *)&c->idle, conn_closed);
+  if (s->draining && !s->nconns && s->drained && !s->closing) {
+    void (*cb)(void *) = s->drained;
+    s->drained = NULL;
+    cb(s->drained_arg);
+  }
+}
+
+/* Nothing under way on c: no request being read, handled or answered. */
+static int conn_idle(rock_http_conn_t *c) {
+  return !c->in_msg && !c->busy && !c->writes && c->file_fd < 0 &&
+         c->in.len == c->in_off;
 }
 
 static void idle_fire(uv_timer_t *t) {
@@ -205,6 +250,9 @@ static void idle_restart(rock_http_conn_t *c) {
 
 /* ---- output ---- */
 
+static void file_pump(rock_http_conn_t *c);
+static void feed(rock_http_conn_t *c);
+
 static void write_done(uv_write_t *w, int status) {
   write_t *wr = (write_t *)w;
   rock_http_conn_t *c = wr->c;
@@ -212,7 +260,14 @@ static void write_done(uv_write_t *w, int status) {
   free(wr);
   c->writes--;
   if (c->closing) return;
-  if (status < 0 || (c->linger && c->writes == 0)) conn_close(c);
+  if (status < 0) {
+    conn_close(c);
+    return;
+  }
+  if (c->file_fd >= 0) file_pump(c); /* may finish it and feed on */
+  if (c->closing) return;
+  if (c->linger && c->writes == 0) conn_close(c);
+  else if (c->server->draining && conn_idle(c)) conn_close(c);
 }
 
 /* Queue head[0..hl) and body[0..len) (copied unless owned, which is
@@ -228,7 +283,7 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
   }
   wr->c = c;
   wr->owned = owned;
-  memcpy(wr->data, head, hl);
+  if (hl) memcpy(wr->data, head, hl);
   if (copy) memcpy(wr->data + hl, body, copy);
   uv_buf_t b[2];
   unsigned nb = 1;
@@ -240,7 +295,7 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
     b[0] = uv_buf_init(wr->data, hl + copy);
   }
   c->writes++;
-  if (uv_write(&wr->w, (uv_stream_t *)&c->handle, b, nb, write_done)) {
+  if (uv_write(&wr->w, &c->handle.s, b, nb, write_done)) {
     c->writes--;
     free(wr->owned);
     free(wr);
@@ -251,13 +306,31 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
 static const char *reason(int status) {
   switch (status) {
   case 200: return "OK";
+  case 201: return "Created";
+  case 204: return "No Content";
+  case 301: return "Moved Permanently";
+  case 302: return "Found";
+  case 304: return "Not Modified";
   case 400: return "Bad Request";
+  case 401: return "Unauthorized";
+  case 403: return "Forbidden";
   case 404: return "Not Found";
   case 405: return "Method Not Allowed";
+  case 408: return "Request Timeout";
   case 409: return "Conflict";
+  case 411: return "Length Required";
   case 413: return "Payload Too Large";
+  case 415: return "Unsupported Media Type";
+  case 422: return "Unprocessable Entity";
+  case 429: return "Too Many Requests";
+  case 431: return "Request Header Fields Too Large";
   case 500: return "Internal Server Error";
+  case 501: return "Not Implemented";
+  case 502: return "Bad Gateway";
   case 503: return "Service Unavailable";
+  case 504: return "Gateway Timeout";
+  case 505: return "HTTP Version Not Supported";
+  case 507: return "Insufficient Storage";
   default: return status < 300 ? "OK" : "Error";
   }
 }
@@ -272,10 +345,10 @@ static void set_reading(rock_http_conn_t *c) {
   if (c->closing) return;
   int want = !c->linger && c->in.len - c->in_off < ROCK_HTTP_READ_AHEAD - 1;
   if (want && !c->reading) {
-    if (uv_read_start((uv_stream_t *)&c->handle, alloc_cb, read_cb) == 0)
+    if (uv_read_start(&c->handle.s, alloc_cb, read_cb) == 0)
       c->reading = 1;
   } else if (!want && c->reading) {
-    uv_read_stop((uv_stream_t *)&c->handle);
+    uv_read_stop(&c->handle.s);
     c->reading = 0;
   }
 }
@@ -297,12 +370,30 @@ static void refuse_too_large(rock_http_conn_t *c, uint64_t limit) {
 
 /* Parse what is buffered, one request at a time, until a request is in
  * flight or input runs out. Re-entered from rock_http_respond. */
+/* A parse error: its status and the JSON body saying why. */
+static int parse_failure(rock_http_conn_t *c, enum http_errno e, char *msg,
+                         size_t cap) {
+  if (c->hdr_over || e == HPE_HEADER_OVERFLOW) {
+    snprintf(msg, cap, "{\"code\":\"bad_request\",\"message\":\"request headers "
+             "larger than %zu bytes\"}",
+             c->server->opts.max_header ? c->server->opts.max_header : (size_t)80 << 10);
+    return 431;
+  }
+  if (e == HPE_INVALID_TRANSFER_ENCODING) {
+    snprintf(msg, cap, "{\"code\":\"bad_request\",\"message\":\"unsupported "
+             "Transfer-Encoding (only chunked is)\"}");
+    return 501;
+  }
+  snprintf(msg, cap, "{\"code\":\"bad_request\",\"message\":\"malformed http "
+           "request: %s\"}", http_errno_description(e));
+  return 400;
+}
+
 static void feed(rock_http_conn_t *c) {
-  static const char bad[] =
-      "{\"code\":\"bad_request\",\"message\":\"malformed http request\"}";
   if (c->feeding) return;
   c->feeding = 1;
-  while (!c->busy && !c->closing && !c->linger && !c->wait_mem && c->in_off < c->in.len) {
+  while (!c->busy && !c->closing && !c->linger && !c->wait_mem && c->file_fd < 0 &&
+         c->in_off < c->in.len) {
     size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
                                    c->in.len - c->in_off);
     c->in_off += n;
@@ -310,17 +401,21 @@ static void feed(rock_http_conn_t *c) {
     if (e == HPE_PAUSED) {
       http_parser_pause(&c->parser, 0);
     } else if (e != HPE_OK) {
+      char msg[200];
+      int status = parse_failure(c, e, msg, sizeof msg);
       if (c->cur) {
-        refuse(c, 400, bad);
-      } else { /* between requests: answer on our own */
-        char head[160];
+        refuse(c, status, msg);
+      } else { /* between requests or in the headers: answer on our own */
+        char head[200];
+        size_t ml = strlen(msg);
         int hl = snprintf(head, sizeof head,
-                          "HTTP/1.1 400 Bad Request\r\nContent-Type: "
+                          "HTTP/1.1 %d %s\r\nContent-Type: "
                           "application/json\r\nContent-Length: %zu\r\n"
                           "Connection: close\r\n\r\n",
-                          sizeof bad - 1);
+                          status, reason(status), ml);
         c->linger = 1;
-        conn_write(c, head, hl, bad, sizeof bad - 1, NULL);
+        c->in_msg = 0;
+        conn_write(c, head, hl, msg, ml, NULL);
       }
       break;
     }
@@ -387,7 +482,10 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
 
 static int on_message_begin(http_parser *p) {
   rock_http_conn_t *c = p->data;
+  c->in_msg = 1;
   c->url.len = 0;
+  c->hdrs.len = 0;
+  c->hdr_bytes = 0;
   c->body.len = 0;
   c->hname_len = c->hval_len = 0;
   c->in_value = 0;
@@ -395,8 +493,38 @@ static int on_message_begin(http_parser *p) {
   return 0;
 }
 
+/* Count URL and header bytes against max_header; -1 past it. */
+static int count_header(rock_http_conn_t *c, size_t len) {
+  size_t max = c->server->opts.max_header;
+  c->hdr_bytes += len;
+  if (max && c->hdr_bytes > max) {
+    c->hdr_over = 1;
+    return -1;
+  }
+  return 0;
+}
+
+/* Keep at[0..len) of a header (lowercased for a name), when kept. */
+static int keep_header(rock_http_conn_t *c, const char *at, size_t len, int lower) {
+  if (!c->server->opts.max_header) return 0;
+  if (count_header(c, len)) return -1;
+  size_t from = c->hdrs.len;
+  if (rock_buf_append(&c->hdrs, at, len)) return -1;
+  if (lower)
+    for (size_t i = from; i < c->hdrs.len; i++)
+      if (c->hdrs.data[i] >= 'A' && c->hdrs.data[i] <= 'Z') c->hdrs.data[i] += 32;
+  return 0;
+}
+
+/* End the name or value being kept with its NUL. */
+static int keep_end(rock_http_conn_t *c) {
+  if (!c->server->opts.max_header) return 0;
+  return rock_buf_append(&c->hdrs, "", 1); /* the NUL itself */
+}
+
 static int on_url(http_parser *p, const char *at, size_t len) {
   rock_http_conn_t *c = p->data;
+  if (count_header(c, len)) return -1;
   return rock_buf_append(&c->url, at, len);
 }
 
@@ -424,16 +552,20 @@ static void take(char *dst, size_t cap, size_t *dlen, const char *at,
 
 static int on_header_field(http_parser *p, const char *at, size_t len) {
   rock_http_conn_t *c = p->data;
-  if (c->in_value) header_done(c);
+  if (c->in_value) {
+    header_done(c);
+    if (keep_end(c)) return -1; /* the value's */
+  }
   take(c->hname, sizeof c->hname, &c->hname_len, at, len);
-  return 0;
+  return keep_header(c, at, len, 1);
 }
 
 static int on_header_value(http_parser *p, const char *at, size_t len) {
   rock_http_conn_t *c = p->data;
+  if (!c->in_value && keep_end(c)) return -1; /* the name's */
   c->in_value = 1;
   take(c->hval, sizeof c->hval, &c->hval_len, at, len);
-  return 0;
+  return keep_header(c, at, len, 0);
 }
 
 /* The client asked to hear that its body is wanted: it is. */
@@ -454,6 +586,7 @@ static int body_alloc(rock_http_conn_t *c, uint64_t cl) {
 static int on_headers_complete(http_parser *p) {
   rock_http_conn_t *c = p->data;
   rock_http_server_t *s = c->server;
+  if (c->in_value && keep_end(c)) return -1;
   header_done(c);
   rock_http_req_t *r = calloc(1, sizeof *r);
   if (!r || !(r->path = strdup(c->url.len ? c->url.data : "/"))) {
@@ -471,8 +604,32 @@ static int on_headers_complete(http_parser *p) {
   r->max_body = s->opts.max_body;
   r->body_fd = -1;
   r->conn = c;
-  r->keep_alive = http_should_keep_alive(p);
+  r->keep_alive = http_should_keep_alive(p) && !p->upgrade; /* no protocol switch */
+  if (s->opts.max_header) { /* the headers go with the request */
+    r->headers = c->hdrs.data ? c->hdrs.data : strdup("");
+    r->headers_len = c->hdrs.len;
+    c->hdrs = (rock_buf_t){0};
+    if (!r->headers) {
+      req_free(r);
+      return -1;
+    }
+  }
+  memcpy(r->peer, c->peer, sizeof r->peer);
   c->cur = r;
+  if (p->http_major != 1) { /* HTTP/1.0 and 1.1 only */
+    static const char no[] =
+        "{\"code\":\"bad_request\",\"message\":\"HTTP version not supported\"}";
+    refuse(c, 505, no);
+    http_parser_pause(p, 1);
+    return 0;
+  }
+  if (p->method == HTTP_CONNECT) { /* a proxy's verb: not served here */
+    static const char no[] =
+        "{\"code\":\"bad_request\",\"message\":\"CONNECT is not supported\"}";
+    refuse(c, 501, no);
+    http_parser_pause(p, 1);
+    return 0;
+  }
   if (s->opts.on_headers) s->opts.on_headers(r, s->data);
   if (!c->cur) { /* answered already: the body is not read */
     http_parser_pause(p, 1);
@@ -553,6 +710,7 @@ static int on_message_complete(http_parser *p) {
   rock_http_conn_t *c = p->data;
   rock_http_req_t *r = c->cur;
   http_parser_pause(p, 1);
+  c->in_msg = 0;
   if (!r) return 0;
   c->cur = NULL;
   if (r->body_fd < 0 && c->body.data) { /* lent until the handler returns */
@@ -560,7 +718,7 @@ static int on_message_complete(http_parser *p) {
     r->body_len = c->body.len;
     r->body[r->body_len] = 0;
   }
-  r->keep_alive = http_should_keep_alive(p);
+  r->keep_alive = r->keep_alive && http_should_keep_alive(p);
   c->ready = r;
   return 0;
 }
@@ -577,15 +735,57 @@ static const http_parser_settings settings = {
 
 /* ---- answers ---- */
 
-static void respond(rock_http_req_t *req, int status, const char *ctype,
-                    const char *body, size_t len, char *owned) {
+/* Send the next chunk of the answer's file while fewer than two are in
+ * flight; at its end go on with the connection's next request. */
+static void file_pump(rock_http_conn_t *c) {
+  while (c->file_fd >= 0 && c->writes < 2 && c->file_left > 0 && !c->closing) {
+    size_t want = c->file_left < FILE_CHUNK ? (size_t)c->file_left : FILE_CHUNK;
+    char *buf = malloc(want);
+    ssize_t n = -1;
+    if (buf) {
+      while ((n = read(c->file_fd, buf, want)) < 0 && errno == EINTR) {}
+    }
+    if (n <= 0) { /* the file is shorter than said, or unreadable */
+      free(buf);
+      rock_log(ROCK_LOG_WARN, "http", "msg=\"answer file ended early: connection closed\"");
+      conn_close(c);
+      return;
+    }
+    c->file_left -= (uint64_t)n;
+    conn_write(c, NULL, 0, buf, (size_t)n, buf);
+  }
+  if (c->file_fd >= 0 && c->file_left == 0 && !c->closing) {
+    close(c->file_fd);
+    c->file_fd = -1;
+    if (!c->linger) feed(c);
+  }
+}
+
+/* Append printf's output to b; -1 when out of memory. */
+static int head_printf(rock_buf_t *b, const char *fmt, ...) {
+  char line[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  if (n < 0 || n >= (int)sizeof line) return -1;
+  return rock_buf_append(b, line, n);
+}
+
+/* Answer req: status, then ctype (a Content-Type) or headers (lines), the
+ * body (copied, or owned: freed once written) or a file (fd >= 0, len
+ * bytes, taken). Frees req. */
+static void respond_any(rock_http_req_t *req, int status, const char *ctype,
+                        const char *headers, const char *body, size_t len,
+                        char *owned, int fd) {
   rock_http_conn_t *c = req->conn;
   if (!c) {
     free(owned);
+    if (fd >= 0) close(fd);
     req_free(req);
     return;
   }
-  int keep = req->keep_alive;
+  int keep = req->keep_alive && !c->server->draining;
   if (req == c->busy) {
     c->busy = NULL;
     c->server->inflight--;
@@ -597,23 +797,46 @@ static void respond(rock_http_req_t *req, int status, const char *ctype,
   }
   int head_only = !strcmp(req->method, "HEAD");
   req_free(req);
-  char head[256];
-  int hl = snprintf(head, sizeof head,
-                    "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
-                    "Content-Length: %zu\r\n%s\r\n",
-                    status, reason(status), ctype, len,
-                    keep ? "" : "Connection: close\r\n");
-  if (hl < 0 || hl >= (int)sizeof head) hl = 0;
-  if (!keep) c->linger = 1;
-  if (head_only) {
+  rock_buf_t head = {0};
+  int bad = head_printf(&head, "HTTP/1.1 %d %s\r\n", status, reason(status));
+  if (ctype) bad |= head_printf(&head, "Content-Type: %s\r\n", ctype);
+  if (headers) bad |= rock_buf_append(&head, headers, strlen(headers));
+  bad |= head_printf(&head, "Content-Length: %zu\r\n%s\r\n", len,
+                         keep ? "" : "Connection: close\r\n");
+  if (bad) { /* no memory for the head: the client sees the close */
+    rock_buf_free(&head);
     free(owned);
-    conn_write(c, head, hl, NULL, 0, NULL);
+    if (fd >= 0) close(fd);
+    conn_close(c);
+    return;
+  }
+  if (!keep) c->linger = 1;
+  if (head_only || fd >= 0) {
+    free(owned);
+    conn_write(c, head.data, head.len, NULL, 0, NULL);
   } else {
-    conn_write(c, head, hl, body, len, owned);
+    conn_write(c, head.data, head.len, body, len, owned);
+  }
+  rock_buf_free(&head);
+  if (c->closing) {
+    if (fd >= 0) close(fd);
+    return;
+  }
+  if (fd >= 0 && !head_only) {
+    c->file_fd = fd;
+    c->file_left = len;
+    file_pump(c);
+  } else if (fd >= 0) {
+    close(fd);
   }
   if (c->closing) return;
   idle_restart(c);
   feed(c);
+}
+
+static void respond(rock_http_req_t *req, int status, const char *ctype,
+                    const char *body, size_t len, char *owned) {
+  respond_any(req, status, ctype, NULL, body, len, owned, -1);
 }
 
 void rock_http_respond(rock_http_req_t *req, int status,
@@ -627,29 +850,49 @@ void rock_http_respond_take(rock_http_req_t *req, int status,
   respond(req, status, content_type, body, len, body);
 }
 
+void rock_http_respond_headers(rock_http_req_t *req, int status,
+                               const char *headers, const char *body,
+                               size_t len) {
+  respond_any(req, status, NULL, headers, body, len, NULL, -1);
+}
+
+void rock_http_respond_file(rock_http_req_t *req, int status,
+                            const char *headers, int fd, uint64_t size) {
+  respond_any(req, status, NULL, headers, NULL, (size_t)size, NULL, fd);
+}
+
 /* ---- listening ---- */
 
 static void on_connection(uv_stream_t *l, int status) {
   rock_http_server_t *s = l->data;
-  if (status < 0) return;
+  if (status < 0 || s->draining) return;
   rock_http_conn_t *c = calloc(1, sizeof *c);
   if (!c) return;
   c->server = s;
-  uv_pipe_init(l->loop, &c->handle, 0);
+  c->file_fd = -1;
+  if (s->tcp) uv_tcp_init(l->loop, &c->handle.tcp);
+  else uv_pipe_init(l->loop, &c->handle.pipe, 0);
   uv_timer_init(l->loop, &c->idle);
-  c->handle.data = c->idle.data = c;
+  c->handle.h.data = c->idle.data = c;
   c->handles = 2;
   int full = s->opts.max_conns && s->nconns >= s->opts.max_conns;
-  if (uv_accept(l, (uv_stream_t *)&c->handle) || full) {
+  if (uv_accept(l, &c->handle.s) || full) {
     if (full) s->refused++;
     if (full && !(s->refused & (s->refused - 1))) /* 1, 2, 4, 8, ... */
       rock_log(ROCK_LOG_WARN, "http",
                "msg=\"too many connections: closed at once\" open=%u max=%u refused=%lu",
                s->nconns, s->opts.max_conns, s->refused);
     c->closing = 1;
-    uv_close((uv_handle_t *)&c->handle, conn_closed);
+    uv_close(&c->handle.h, conn_closed);
     uv_close((uv_handle_t *)&c->idle, conn_closed);
     return;
+  }
+  if (s->tcp) {
+    struct sockaddr_storage ss;
+    int sl = sizeof ss;
+    uv_tcp_nodelay(&c->handle.tcp, 1);
+    if (!uv_tcp_getpeername(&c->handle.tcp, (struct sockaddr *)&ss, &sl))
+      uv_ip_name((struct sockaddr *)&ss, c->peer, sizeof c->peer);
   }
   http_parser_init(&c->parser, HTTP_REQUEST);
   c->parser.data = c;
@@ -672,37 +915,106 @@ static int listen_backlog(void) {
   return n > SOMAXCONN ? n : SOMAXCONN;
 }
 
-static void listener_closed(uv_handle_t *h) { free(h->data); }
+/* The listener's close callback: the server goes once closed too. */
+static void listener_closed(uv_handle_t *h) {
+  rock_http_server_t *s = h->data;
+  s->listener_closed = 1;
+  if (s->closing) free(s);
+}
 
-int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
-                           const char *path, const rock_http_server_opts_t *opts,
-                           rock_http_handler_fn fn, void *data) {
+static void listener_close(rock_http_server_t *s) {
+  if (s->listener_closing) return;
+  s->listener_closing = 1;
+  uv_close(&s->listener.h, listener_closed);
+}
+
+static rock_http_server_t *server_new(const rock_http_server_opts_t *opts,
+                                      rock_http_handler_fn fn, void *data) {
   static const rock_http_server_opts_t defaults = ROCK_HTTP_SERVER_OPTS_DEFAULT;
   rock_http_server_t *s = calloc(1, sizeof *s);
-  if (!s) return UV_ENOMEM;
+  if (!s) return NULL;
   s->opts = opts ? *opts : defaults;
   s->fn = fn;
   s->data = data;
-  uv_pipe_init(loop, &s->listener, 0);
-  s->listener.data = s;
-  unlink(path);
-  int rc = uv_pipe_bind(&s->listener, path);
-  if (!rc)
-    rc = uv_listen((uv_stream_t *)&s->listener, listen_backlog(), on_connection);
+  return s;
+}
+
+/* Listen on the bound listener, or close it and free the server. */
+static int server_listen(rock_http_server_t *s, int rc, rock_http_server_t **out) {
+  s->listener.h.data = s;
+  if (!rc) rc = uv_listen(&s->listener.s, listen_backlog(), on_connection);
   if (rc) {
     s->closing = 1;
-    uv_close((uv_handle_t *)&s->listener, listener_closed);
+    listener_close(s);
     return rc;
   }
   *out = s;
   return 0;
 }
 
+int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
+                           const char *path, const rock_http_server_opts_t *opts,
+                           rock_http_handler_fn fn, void *data) {
+  rock_http_server_t *s = server_new(opts, fn, data);
+  if (!s) return UV_ENOMEM;
+  uv_pipe_init(loop, &s->listener.pipe, 0);
+  unlink(path);
+  return server_listen(s, uv_pipe_bind(&s->listener.pipe, path), out);
+}
+
+int rock_http_server_start_tcp(rock_http_server_t **out, uv_loop_t *loop,
+                               const char *host, int port,
+                               const rock_http_server_opts_t *opts,
+                               rock_http_handler_fn fn, void *data) {
+  struct sockaddr_storage ss;
+  if (port < 0 || port > 65535) return UV_EINVAL;
+  if (uv_ip4_addr(host, port, (struct sockaddr_in *)&ss) &&
+      uv_ip6_addr(host, port, (struct sockaddr_in6 *)&ss))
+    return UV_EINVAL;
+  rock_http_server_t *s = server_new(opts, fn, data);
+  if (!s) return UV_ENOMEM;
+  s->tcp = 1;
+  uv_tcp_init(loop, &s->listener.tcp);
+  int rc = uv_tcp_bind(&s->listener.tcp, (struct sockaddr *)&ss, 0);
+  if (!rc) {
+    struct sockaddr_storage got;
+    int gl = sizeof got;
+    rc = uv_tcp_getsockname(&s->listener.tcp, (struct sockaddr *)&got, &gl);
+    if (!rc)
+      s->port = ntohs(got.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&got)->sin6_port
+                                                : ((struct sockaddr_in *)&got)->sin_port);
+  }
+  return server_listen(s, rc, out);
+}
+
+int rock_http_server_port(rock_http_server_t *s) { return s->port; }
+
+void rock_http_server_drain(rock_http_server_t *s, void (*cb)(void *arg),
+                            void *arg) {
+  if (!s || s->closing || s->draining) return;
+  s->draining = 1;
+  s->drained = cb;
+  s->drained_arg = arg;
+  listener_close(s);
+  rock_http_conn_t *next;
+  for (rock_http_conn_t *c = s->conns; c; c = next) {
+    next = c->next;
+    if (conn_idle(c)) conn_close(c); /* may call cb when it is the last */
+    else if (!c->busy && !c->in_msg) c->linger = 1; /* an answer being written */
+  }
+  if (!s->nconns && s->drained) {
+    s->drained = NULL;
+    cb(arg);
+  }
+}
+
 void rock_http_server_close(rock_http_server_t *s) {
   if (!s || s->closing) return;
   s->closing = 1;
+  s->drained = NULL;
   while (s->conns) conn_close(s->conns);
-  uv_close((uv_handle_t *)&s->listener, listener_closed);
+  if (s->listener_closed) free(s);
+  else listener_close(s);
 }
 
 int rock_http_server_inflight(rock_http_server_t *s) { return s->inflight; }
@@ -714,7 +1026,7 @@ void rock_http_server_stats(rock_http_server_t *s,
     st->conns++;
     if (!c->reading && !c->linger) st->paused++;
     if (c->wait_mem) st->waiting++;
-    st->buffered += c->in.cap + c->url.cap + c->body.cap;
+    st->buffered += c->in.cap + c->url.cap + c->body.cap + c->hdrs.cap;
   }
   st->body_mem = s->body_mem;
 }

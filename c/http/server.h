@@ -1,5 +1,5 @@
 /* server.h: a small HTTP/1.1 server on libuv + http-parser.
- * It listens on a unix socket, parses one request at a time per connection
+ * It listens on a unix socket or a TCP address, parses one request at a time per connection
  * (keep-alive; a pipelined request waits for the answer to the one before)
  * and hands each complete request to one handler, which may answer later
  * (after a command finishes): a connection waits for its answer while every
@@ -7,8 +7,10 @@
  * most ROCK_HTTP_READ_AHEAD bytes past its request, a body goes to memory
  * only up to a limit (413 past it), the bodies being read at one time share
  * a budget (past it a connection waits) and a handler may stream a body to
- * a file instead (on_headers + body_fd). Used by the rocklet; see
- * rocklet/main.c and rocklet/upload.c. */
+ * a file instead (on_headers + body_fd). Used by the rocklet (see
+ * rocklet/main.c and rocklet/upload.c) and by rock.http.serve (lua_serve.c),
+ * which also wants the request headers (max_header), TCP, answers with
+ * headers or a file, and a graceful stop (rock_http_server_drain). */
 #ifndef ROCK_HTTP_SERVER_H
 #define ROCK_HTTP_SERVER_H
 
@@ -52,6 +54,12 @@ typedef struct rock_http_req {
    * write error (an errno; later bytes are then dropped). */
   uint64_t body_bytes;
   int body_err;
+  /* The request headers when the server keeps them (opts.max_header > 0):
+   * name\0value\0 pairs, names lowercased, in the order sent; owned by
+   * the request. NULL otherwise. */
+  char *headers;
+  size_t headers_len;
+  char peer[48]; /* the client's address (TCP), or "" (unix socket) */
   rock_http_conn_t *conn; /* NULL once the client went away */
   void *user;             /* free for the handler's use */
   /* Set by a handler that answers later: called once if the client goes
@@ -63,7 +71,8 @@ typedef struct rock_http_req {
    * too large body). The handler never sees the request; the server frees
    * it after on_drop returns. */
   void (*on_drop)(struct rock_http_req *req);
-  /* private */
+  /* Keep the connection open after the answer (as the client asked);
+   * a handler may clear it to close the connection after its answer. */
   int keep_alive;
 } rock_http_req_t;
 
@@ -88,6 +97,11 @@ typedef struct {
    * (the body is then not read and the connection closes after the
    * answer). Otherwise the handler gets the request once it is whole. */
   rock_http_handler_fn on_headers;
+  /* Keep the request headers (req->headers) and refuse with 431 a request
+   * whose URL and header names and values pass this many bytes; 0: the
+   * headers are not kept (http-parser's own 80 KiB limit holds; past it
+   * also 431). */
+  size_t max_header;
 } rock_http_server_opts_t;
 
 /* The defaults (rock_http_server_start with opts NULL): 32 MiB bodies, 65 MiB for the
@@ -95,7 +109,8 @@ typedef struct {
  * idle timeout, no on_headers. */
 #define ROCK_HTTP_SERVER_OPTS_DEFAULT                                          \
   {.max_body = (uint64_t)32 << 20, .max_body_mem = (uint64_t)65 << 20,         \
-   .max_conns = 4096, .idle_timeout_ms = 600000, .on_headers = NULL}
+   .max_conns = 4096, .idle_timeout_ms = 600000, .on_headers = NULL,          \
+   .max_header = 0}
 
 /* Listen on a unix socket at path (an existing socket file is replaced),
  * with the listen backlog as large as the kernel allows; *opts is copied
@@ -103,8 +118,26 @@ typedef struct {
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
                            const char *path, const rock_http_server_opts_t *opts,
                            rock_http_handler_fn fn, void *data);
+/* The same on TCP: host is a numeric IPv4 or IPv6 address (only it is
+ * bound), port 0 picks a free port (rock_http_server_port tells which). */
+int rock_http_server_start_tcp(rock_http_server_t **out, uv_loop_t *loop,
+                               const char *host, int port,
+                               const rock_http_server_opts_t *opts,
+                               rock_http_handler_fn fn, void *data);
+/* The TCP port bound, or 0 on a unix socket. */
+int rock_http_server_port(rock_http_server_t *s);
+/* Start a graceful stop: stop accepting, close the connections with no
+ * request under way, let the others finish the request they are reading
+ * or waiting on (its answer says Connection: close; nothing pipelined
+ * behind it is read) and close. cb(arg) runs once, when no connection is
+ * left (at once if none is), unless rock_http_server_close comes first.
+ * Safe to call twice (the second call changes nothing). The server stays
+ * allocated until rock_http_server_close. */
+void rock_http_server_drain(rock_http_server_t *s, void (*cb)(void *arg),
+                            void *arg);
 /* Stop listening and close every connection; requests not yet answered
- * become orphans (conn == NULL) that rock_http_respond just frees. */
+ * become orphans (conn == NULL) that rock_http_respond just frees. Frees
+ * the server (once its handles have closed). */
 void rock_http_server_close(rock_http_server_t *s);
 /* Number of requests received but not yet answered. */
 int rock_http_server_inflight(rock_http_server_t *s);
@@ -128,5 +161,18 @@ void rock_http_respond(rock_http_req_t *req, int status,
                        size_t len);
 void rock_http_respond_take(rock_http_req_t *req, int status,
                             const char *content_type, char *body, size_t len);
+/* The same with the caller's header lines: headers is a block of "Name:
+ * value\r\n" lines (copied; "" for none), Content-Type among them if
+ * wanted; the server adds Content-Length and Connection. The caller
+ * checked the lines (no CR or LF inside one). */
+void rock_http_respond_headers(rock_http_req_t *req, int status,
+                               const char *headers, const char *body,
+                               size_t len);
+/* Answer with size bytes read from fd (taken: closed once sent or when
+ * the connection goes), streamed as the client takes them: at most two
+ * 64 KiB chunks are in memory. A file shorter than size closes the
+ * connection after what it had. */
+void rock_http_respond_file(rock_http_req_t *req, int status,
+                            const char *headers, int fd, uint64_t size);
 
 #endif

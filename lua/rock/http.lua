@@ -1,5 +1,6 @@
 --- rock.http: HTTP requests from a task, on libcurl driven by the loop.
 -- Keep-alive connections are reused; unix_socket= targets a unix socket.
+-- rock.http.serve{...} is the server (http_server.lua).
 -- Read next: c/http/client.c (the mechanism), rocklet.lua (a user).
 local core = require "rock.core"
 local task = require "rock.task"
@@ -37,5 +38,10 @@ function M.request(req)
   if not res then error(errors.wrap(err, { url = req.url }), 0) end
   return res
 end
+
+--- Start an HTTP server on the loop, a task per request: see
+--- http_server.lua (rock.HttpServeOpts) and docs/lua-api.md.
+---@param opts rock.HttpServeOpts
+function M.serve(opts) return require("rock.http_server").serve(opts) end
 
 return M

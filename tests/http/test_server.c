@@ -14,6 +14,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -31,6 +34,8 @@ static int aborts, drops;   /* on_abort / on_drop calls */
 static rock_http_req_t *slow[8]; /* /slow requests held unanswered */
 static int nslow;
 static uv_timer_t answer_timer;
+static int use_tcp, tcp_port; /* the case's server listens on 127.0.0.1 */
+static int drained;              /* drain's callback ran */
 
 static void count_abort(rock_http_req_t *req) { (void)req, aborts++; }
 
@@ -71,6 +76,22 @@ static void handler(rock_http_req_t *req, void *data) {
     int n = snprintf(msg, sizeof msg, "%zu %llu %d", req->body_len,
                      (unsigned long long)sum, req->body[req->body_len] == 0);
     rock_http_respond(req, 200, "text/plain", msg, n);
+    return;
+  }
+  if (!strcmp(req->path, "/headers")) { /* the kept headers, the peer */
+    char out[4096];
+    size_t n = 0;
+    for (size_t i = 0; i < req->headers_len && n < sizeof out - 64; i++)
+      out[n++] = req->headers[i] ? req->headers[i] : '|';
+    n += snprintf(out + n, sizeof out - n, "peer=%s", req->peer);
+    rock_http_respond_headers(req, 201, "X-One: 1\r\nContent-Type: text/x-test\r\n", out, n);
+    return;
+  }
+  if (!strcmp(req->path, "/answer-file")) { /* file_path, streamed */
+    int fd = open(file_path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    fstat(fd, &st);
+    rock_http_respond_file(req, 200, "", fd, (uint64_t)st.st_size + (req->query[0] ? 10 : 0));
     return;
   }
   if (!strcmp(req->path, "/hello")) {
@@ -157,6 +178,16 @@ typedef struct {
 } client_t;
 
 static int sock_connect(int nonblock) {
+  if (use_tcp) {
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(tcp_port)};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+      close(fd);
+      return -1;
+    }
+    return fd;
+  }
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | (nonblock ? SOCK_NONBLOCK : 0), 0);
   struct sockaddr_un a = {.sun_family = AF_UNIX};
   snprintf(a.sun_path, sizeof a.sun_path, "%s", sock_path);
@@ -193,6 +224,8 @@ static int cl_send(client_t *c, const char *fmt, ...) {
   return send_all(c->fd, req, n);
 }
 
+static char c_last_head[1024]; /* the head of the last response read */
+
 /* Read one response: status, body into out (NUL-terminated). head: a
  * HEAD answer (no body follows its Content-Length). Returns the status,
  * 0 on EOF before a whole response, -1 on error. */
@@ -204,6 +237,7 @@ static int cl_response(client_t *c, char *out, size_t cap, int head) {
       int status = atoi(c->buf + 9);
       char *cl = memmem(c->buf, hl, "Content-Length: ", 16);
       size_t bl = head || !cl ? 0 : strtoul(cl + 16, NULL, 10);
+      snprintf(c_last_head, sizeof c_last_head, "%.*s", (int)hl, c->buf);
       if (status == 100) { /* interim: drop it */
         memmove(c->buf, c->buf + hl, c->len - hl);
         c->len -= hl;
@@ -261,7 +295,13 @@ static void run_case(const char *name, rock_http_server_opts_t opts,
   fprintf(stderr, "-- %s\n", name);
   aborts = drops = nslow = 0;
   CHECK(uv_loop_init(&loop) == 0);
-  CHECK(rock_http_server_start(&srv, &loop, sock_path, &opts, handler, NULL) == 0);
+  if (use_tcp) {
+    CHECK(rock_http_server_start_tcp(&srv, &loop, "127.0.0.1", 0, &opts, handler, NULL) == 0);
+    tcp_port = rock_http_server_port(srv);
+    CHECK(tcp_port > 0);
+  } else {
+    CHECK(rock_http_server_start(&srv, &loop, sock_path, &opts, handler, NULL) == 0);
+  }
   uv_async_init(&loop, &async, on_async);
   uv_timer_init(&loop, &answer_timer);
   if (pre) pre();
@@ -593,6 +633,139 @@ static void case_body_budget(void) {
   for (int i = 0; i < NBUDGET; i++) cl_close(&budget_cl[i]);
 }
 
+/* ---- TCP, kept headers, answers with headers or a file, drain ---- */
+
+static void case_tcp_headers(void) {
+  client_t c;
+  char out[4096];
+  cl_open(&c);
+  CHECK(c.fd >= 0);
+  cl_send(&c, "GET /headers?x=1 HTTP/1.1\r\nHost: h\r\nX-Mixed-Case: A b\r\n"
+              "X-Empty:\r\nX-Rep: 1\r\nX-Rep: 2\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 201);
+  CHECK(!strcmp(out, "host|h|x-mixed-case|A b|x-empty||x-rep|1|x-rep|2|peer=127.0.0.1"));
+  CHECK(strstr(c_last_head, "X-One: 1\r\nContent-Type: text/x-test\r\n") != NULL);
+  /* headers past max_header (1 KiB here): 431, then closed */
+  char big[2048];
+  memset(big, 'a', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  cl_send(&c, "GET /headers HTTP/1.1\r\nX-Big: %s\r\n\r\n", big);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 431);
+  CHECK(strstr(out, "larger than 1024") != NULL);
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+  cl_open(&c); /* a URL past it too */
+  cl_send(&c, "GET /%s HTTP/1.1\r\n\r\n", big);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 431);
+  cl_close(&c);
+  cl_open(&c); /* a Transfer-Encoding other than chunked: 501 */
+  cl_send(&c, "POST /echo HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nxx");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 501);
+  CHECK(strstr(out, "Transfer-Encoding") != NULL);
+  cl_close(&c);
+  cl_open(&c); /* CONNECT: 501 */
+  cl_send(&c, "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 501);
+  cl_close(&c);
+  cl_open(&c); /* still answering */
+  cl_send(&c, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  cl_close(&c);
+}
+
+/* a 3 MiB file answered chunk by chunk, then a pipelined request */
+static void case_answer_file(void) {
+  FILE *f = fopen(file_path, "w");
+  for (int i = 0; i < 3; i++) fwrite(chunk, 1, sizeof chunk, f);
+  fclose(f);
+  client_t c;
+  cl_open(&c);
+  cl_send(&c, "GET /answer-file HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+  /* read the head, then exactly 3 MiB */
+  char line[256];
+  size_t got = 0, hl = 0;
+  int same = 1;
+  while (!hl) {
+    ssize_t n = read(c.fd, c.buf + c.len, sizeof c.buf - c.len);
+    if (n <= 0) break;
+    c.len += n;
+    char *e = memmem(c.buf, c.len, "\r\n\r\n", 4);
+    if (e) hl = e + 4 - c.buf;
+  }
+  CHECK(hl > 0 && !memcmp(c.buf, "HTTP/1.1 200", 12));
+  snprintf(line, sizeof line, "Content-Length: %d\r\n", 3 << 20);
+  CHECK(memmem(c.buf, hl, line, strlen(line)) != NULL);
+  memmove(c.buf, c.buf + hl, c.len - hl);
+  c.len -= hl;
+  while (got < (3u << 20)) {
+    size_t take = c.len < (3u << 20) - got ? c.len : (3u << 20) - got;
+    for (size_t i = 0; i < take && same; i++)
+      same = c.buf[i] == chunk[(got + i) % sizeof chunk];
+    got += take;
+    memmove(c.buf, c.buf + take, c.len - take);
+    c.len -= take;
+    if (got == (3u << 20)) break;
+    ssize_t n = read(c.fd, c.buf + c.len, sizeof c.buf - c.len);
+    if (n <= 0) break;
+    c.len += n;
+  }
+  CHECK(got == (3u << 20) && same);
+  char out[64];
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  /* a file shorter than said: what it has, then the connection closes */
+  cl_send(&c, "GET /answer-file?short HTTP/1.1\r\n\r\n");
+  size_t total = 0;
+  for (;;) {
+    ssize_t n = read(c.fd, c.buf, sizeof c.buf);
+    if (n <= 0) break;
+    total += n;
+  }
+  CHECK(total > (3u << 20) && total < (3u << 20) + 200);
+  cl_close(&c);
+}
+
+static void on_drained(void *arg) { (void)arg, drained++; }
+static void do_drain(void *arg) { (void)arg, rock_http_server_drain(srv, on_drained, NULL); }
+static void get_drained(void *arg) { *(int *)arg = drained; }
+
+/* drain: idle connections close, the request in flight gets its answer
+ * (with Connection: close), no new connection is taken, cb runs once */
+static void case_drain(void) {
+  client_t idle, busy;
+  char out[64];
+  drained = 0;
+  cl_open(&idle);
+  cl_send(&idle, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&idle, out, sizeof out, 0) == 200);
+  cl_open(&busy);
+  cl_send(&busy, "POST /slow HTTP/1.1\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+  CHECK(wait_count(2, 1));
+  on_loop(do_drain, NULL);
+  CHECK(cl_eof(&idle));
+  int d;
+  on_loop(get_drained, &d);
+  CHECK(d == 0);
+  client_t late;
+  late.fd = sock_connect(0);
+  late.len = 0;
+  CHECK(late.fd < 0); /* not listening any more */
+  if (late.fd >= 0) cl_close(&late);
+  on_loop(do_answer_slow, NULL);
+  CHECK(cl_response(&busy, out, sizeof out, 0) == 200 && !strcmp(out, "done"));
+  CHECK(memmem(c_last_head, strlen(c_last_head), "Connection: close", 17) != NULL);
+  CHECK(cl_eof(&busy)); /* the pipelined one was not read */
+  for (int k = 0; k < 1000 && !d; k++) {
+    on_loop(get_drained, &d);
+    if (!d) usleep(1000);
+  }
+  CHECK(d == 1);
+  on_loop(do_drain, NULL); /* twice: nothing changes */
+  on_loop(get_drained, &d);
+  CHECK(d == 1);
+  cl_close(&idle);
+  cl_close(&busy);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   fill_chunk();
@@ -617,6 +790,14 @@ int main(void) {
   o.max_body = 1 << 20;
   o.max_body_mem = 2 * ((1 << 20) + 1);
   run_case("body budget", o, NULL, case_body_budget);
+  use_tcp = 1;
+  o = defaults();
+  o.max_header = 1024;
+  run_case("tcp and headers", o, NULL, case_tcp_headers);
+  run_case("answer with a file", defaults(), NULL, case_answer_file);
+  run_case("drain", defaults(), NULL, case_drain);
+  use_tcp = 0;
+  run_case("drain (unix socket)", defaults(), NULL, case_drain);
   unlink(file_path);
   return check_report();
 }

@@ -86,6 +86,45 @@ function core.http_request(opts, cb) end
 ---@return boolean found false when it already ended
 function core.http_cancel(id) end
 
+-- ---- the HTTP server (c/http/lua_serve.c) --------------------------------
+
+---@class rock.core.HttpServer  a rock.http_server userdata
+---@field port fun(self):integer             the TCP port bound (0 on a unix socket)
+---@field drain fun(self, cb:fun())          stop accepting, let requests under way finish;
+---                                          cb() once no connection is left (never after close)
+---@field close fun(self)                    close now: requests not answered become orphans
+---@field stats fun(self):{conns:integer, inflight:integer, buffered:integer, open:boolean}
+
+---@class rock.core.HttpRequestHandle  a rock.http_request userdata, answered once
+---@field respond fun(self, status:integer, header_lines:string, body?:string)
+---@field respond_file fun(self, status:integer, header_lines:string, path:string) raises io_error
+---@field answered fun(self):boolean
+
+--- Listen (TCP on a numeric host, or a unix socket) and call
+--- on_request(req, handle) on the loop for every whole request; req is
+--- {method, path, raw_query, headers (lowercased, repeats joined by ", "),
+--- body | body_file + body_size, peer}. Bodies past body_to_file (and
+--- chunked ones) stream to a temp file in tmpdir, deleted once answered
+--- or when the request dies. header_lines: "Name: value
+" lines, the
+--- caller's checked; the server adds Content-Length and Connection.
+--- A listening server is kept alive until closed. Raises io_error (with
+--- errno) when it cannot listen, invalid_argument for a bad host.
+---@param opts {host?:string, port?:integer, unix_socket?:string, tmpdir:string, max_body?:integer, body_to_file?:integer, max_header?:integer, max_conns?:integer, idle_timeout?:number}
+---@param on_request fun(req:table, handle:rock.core.HttpRequestHandle)
+---@return rock.core.HttpServer
+function core.http_serve(opts, on_request) end
+
+--- Parse a multipart/form-data body (from the file at path, streamed, or
+--- from body) into its parts, in order. Parts with a filename, and values
+--- larger than max_value (default 1 MiB), go to new temp files in tmpdir
+--- (the caller deletes them). Raises bad_request for a malformed body
+--- (none of its temp files is left), io_error when a file cannot be read
+--- or written.
+---@param opts {path?:string, body?:string, boundary:string, tmpdir:string, max_value?:integer, max_parts?:integer}
+---@return {name:string, filename?:string, content_type?:string, value?:string, file?:string}[]
+function core.multipart_parse(opts) end
+
 -- ---- the Engine API (c/engine/lua_engine.c) ------------------------------
 
 --- Start one Docker Engine API operation (engine.c's table: "ping",

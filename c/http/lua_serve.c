@@ -1,0 +1,590 @@
+/* lua_serve.c: the Lua face of server.c (and multipart.c), registered into
+ * rock.core as
+ *   srv = core.http_serve(opts, on_request)  a server on the loop
+ *   srv:port()  srv:drain(cb)  srv:close()  srv:stats()
+ *   parts = core.multipart_parse(opts)       multipart/form-data, in C
+ * on_request(req, handle) runs on the loop for each whole request: req is
+ * {method=, path=, raw_query=, headers=, body= | body_file=, peer=}, handle
+ * a rock.http_request userdata answered once with handle:respond(status,
+ * header_lines, body) or handle:respond_file(status, header_lines, path).
+ * A body larger than opts.body_to_file (or chunked) goes to a temp file as
+ * it arrives, deleted once the answer is sent (or the request dies).
+ * Callbacks run on the thread that called into the server (an answer may
+ * start the next pipelined request), else on the main state; they only
+ * queue work (lua/rock/http_server.lua spawns a task per request). */
+#include <errno.h>
+#include <fcntl.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/log.h"
+#include "../core/lua_core.h"
+#include "multipart.h"
+#include "server.h"
+
+#define SERVER_MT "rock.http_server"
+#define REQUEST_MT "rock.http_request"
+
+/* A server. Allocated by http_serve, freed by the userdata's __gc; srv is
+ * NULL once closed (close, __gc or the context's shutdown). */
+typedef struct lrock_serve {
+  struct lrock_serve *prev, *next; /* the context's list, while open */
+  lrock_ctx_t *ctx;
+  rock_http_server_t *srv;
+  lua_State *L;    /* the thread calling into the server now, or NULL */
+  int self_ref;    /* the userdata, while open: a listening server is kept */
+  int handler_ref; /* on_request */
+  int drained_ref; /* drain's callback, until it runs */
+  uint64_t body_to_file;
+  char *tmpdir;
+} serve_t;
+
+typedef struct {
+  rock_http_req_t *req; /* NULL once answered */
+} request_ud;
+
+static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
+
+/* ---- request bodies to temp files ---- */
+
+/* A request's temp body file: its path (malloc'ed) is req->user. */
+static void body_remove(rock_http_req_t *req) {
+  char *b = req->user;
+  if (!b) return;
+  unlink(b);
+  free(b);
+  req->user = NULL;
+}
+
+static void body_drop(rock_http_req_t *req) {
+  if (req->body_fd >= 0) close(req->body_fd);
+  req->body_fd = -1;
+  body_remove(req);
+}
+
+static void on_headers(rock_http_req_t *req, void *data) {
+  serve_t *s = data;
+  uint64_t cl = req->content_length;
+  if (cl != UINT64_MAX && (cl <= s->body_to_file || cl > req->max_body)) return;
+  size_t tl = strlen(s->tmpdir);
+  char *b = malloc(tl + 20);
+  int fd = -1;
+  if (b) {
+    snprintf(b, tl + 20, "%s/rock-body-XXXXXX", s->tmpdir);
+    fd = mkostemp(b, O_CLOEXEC);
+  }
+  if (fd < 0) {
+    static const char msg[] =
+        "{\"error\":\"cannot store the request body: no temp file\"}";
+    rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot make a temp file for a body\" dir=\"%s\" error=\"%s\"",
+             s->tmpdir, b ? strerror(errno) : "no memory");
+    free(b);
+    rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+    return;
+  }
+  req->user = b;
+  req->body_fd = fd;
+  req->on_drop = body_drop;
+}
+
+/* ---- requests to Lua ---- */
+
+/* req.headers: names lowercased by the server; repeats joined by ", ". */
+static void push_headers(lua_State *L, const rock_http_req_t *req) {
+  lua_newtable(L);
+  const char *p = req->headers, *end = p ? p + req->headers_len : NULL;
+  while (p && p < end) {
+    const char *name = p;
+    p += strlen(p) + 1;
+    if (p >= end) break;
+    const char *value = p;
+    p += strlen(p) + 1;
+    lua_getfield(L, -1, name);
+    if (lua_isstring(L, -1)) {
+      lua_pushliteral(L, ", ");
+      lua_pushstring(L, value);
+      lua_concat(L, 3);
+    } else {
+      lua_pop(L, 1);
+      lua_pushstring(L, value);
+    }
+    lua_setfield(L, -2, name);
+  }
+}
+
+/* A chunked body that turned out small comes back to memory: read it,
+ * delete the file. 0, or -1 (errno) when it cannot be read. */
+static int push_small_file(lua_State *L, rock_http_req_t *req) {
+  int fd = open(req->user, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  luaL_Buffer lb;
+  char *dst = luaL_buffinitsize(L, &lb, req->body_bytes + 1);
+  size_t got = 0;
+  while (got < req->body_bytes) {
+    ssize_t n = read(fd, dst + got, req->body_bytes - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += (size_t)n;
+  }
+  close(fd);
+  luaL_pushresultsize(&lb, got);
+  body_remove(req);
+  return 0;
+}
+
+static void handler(rock_http_req_t *req, void *data) {
+  serve_t *s = data;
+  if (req->body_fd >= 0) { /* the body is in its file */
+    int err = req->body_err;
+    close(req->body_fd);
+    req->body_fd = -1;
+    if (err) {
+      char msg[160];
+      int n = snprintf(msg, sizeof msg, "{\"error\":\"cannot store the request body: %s\"}",
+                       strerror(err));
+      rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot store a body\" error=\"%s\"", strerror(err));
+      body_remove(req);
+      rock_http_respond(req, err == ENOSPC ? 507 : 500, "application/json", msg, n);
+      return;
+    }
+  }
+  lua_State *L = cb_state(s);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
+  lua_createtable(L, 0, 8);
+  lua_pushstring(L, req->method);
+  lua_setfield(L, -2, "method");
+  lua_pushstring(L, req->path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, req->query);
+  lua_setfield(L, -2, "raw_query");
+  push_headers(L, req);
+  lua_setfield(L, -2, "headers");
+  if (req->peer[0]) {
+    lua_pushstring(L, req->peer);
+    lua_setfield(L, -2, "peer");
+  }
+  char *b = req->user;
+  if (b && req->body_bytes <= s->body_to_file && push_small_file(L, req) == 0) {
+    lua_setfield(L, -2, "body");
+  } else if (b) {
+    lua_pushstring(L, b);
+    lua_setfield(L, -2, "body_file");
+    lua_pushinteger(L, (lua_Integer)req->body_bytes);
+    lua_setfield(L, -2, "body_size");
+  } else {
+    lua_pushlstring(L, req->body, req->body_len);
+    lua_setfield(L, -2, "body");
+  }
+  request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->req = req;
+  luaL_setmetatable(L, REQUEST_MT);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
+  lua_setiuservalue(L, -2, 1);
+  lrock_call(L, 2);
+}
+
+/* ---- answering ---- */
+
+static request_ud *check_request(lua_State *L) {
+  request_ud *u = luaL_checkudata(L, 1, REQUEST_MT);
+  if (!u->req) luaL_error(L, "this request was answered already");
+  return u;
+}
+
+static serve_t *request_server(lua_State *L) {
+  lua_getiuservalue(L, 1, 1);
+  serve_t **sp = luaL_testudata(L, -1, SERVER_MT);
+  lua_pop(L, 1);
+  return sp ? *sp : NULL;
+}
+
+static int check_status(lua_State *L, int i) {
+  lua_Integer st = luaL_checkinteger(L, i);
+  if (st < 100 || st > 999) luaL_argerror(L, i, "status must be 100-999");
+  return (int)st;
+}
+
+/* Answer (body or fd) with the server's callbacks on L. */
+static void answer(lua_State *L, request_ud *u, int status, const char *headers,
+                   const char *body, size_t len, int fd, uint64_t size) {
+  rock_http_req_t *req = u->req;
+  u->req = NULL;
+  serve_t *s = request_server(L);
+  lua_State *saved = s ? s->L : NULL;
+  if (s) s->L = L;
+  char *b = req->user; /* deleted once the answer is on its way */
+  req->user = NULL;
+  if (fd >= 0) rock_http_respond_file(req, status, headers, fd, size);
+  else rock_http_respond_headers(req, status, headers, body, len);
+  if (s) s->L = saved;
+  if (b) {
+    unlink(b);
+    free(b);
+  }
+}
+
+/* handle:respond(status, header_lines, body) */
+static int l_request_respond(lua_State *L) {
+  request_ud *u = check_request(L);
+  int status = check_status(L, 2);
+  const char *headers = luaL_checkstring(L, 3);
+  size_t len;
+  const char *body = luaL_optlstring(L, 4, "", &len);
+  answer(L, u, status, headers, body, len, -1, 0);
+  return 0;
+}
+
+/* handle:respond_file(status, header_lines, path): raises io_error (the
+ * request is still unanswered) when path cannot be opened. */
+static int l_request_respond_file(lua_State *L) {
+  request_ud *u = check_request(L);
+  int status = check_status(L, 2);
+  const char *headers = luaL_checkstring(L, 3);
+  const char *path = luaL_checkstring(L, 4);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+    int e = fd < 0 ? errno : EISDIR;
+    if (fd >= 0) close(fd);
+    lrock_push_error(L, ROCK_E_IO, lua_pushfstring(L, "cannot send %s: %s", path, strerror(e)),
+                     "http_respond_file");
+    lua_pushstring(L, uv_err_name(uv_translate_sys_error(e)));
+    lua_setfield(L, -2, "errno");
+    return lua_error(L);
+  }
+  answer(L, u, status, headers, NULL, 0, fd, (uint64_t)st.st_size);
+  return 0;
+}
+
+/* handle:answered() */
+static int l_request_answered(lua_State *L) {
+  request_ud *u = luaL_checkudata(L, 1, REQUEST_MT);
+  lua_pushboolean(L, u->req == NULL);
+  return 1;
+}
+
+/* A handle collected unanswered (a bug above): 500, and the connection
+ * closes after it so nothing pipelined starts from inside the collector. */
+static int l_request_gc(lua_State *L) {
+  request_ud *u = luaL_checkudata(L, 1, REQUEST_MT);
+  if (!u->req) return 0;
+  static const char msg[] = "{\"error\":\"the request was never answered\"}";
+  rock_http_req_t *req = u->req;
+  u->req = NULL;
+  req->keep_alive = 0;
+  char *b = req->user;
+  req->user = NULL;
+  rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+  if (b) {
+    unlink(b);
+    free(b);
+  }
+  return 0;
+}
+
+/* ---- the server ---- */
+
+static serve_t *check_server(lua_State *L) {
+  return *(serve_t **)luaL_checkudata(L, 1, SERVER_MT);
+}
+
+static void serve_unlink(serve_t *s) {
+  lrock_ctx_t *ctx = s->ctx;
+  if (!ctx) return;
+  if (s->prev) s->prev->next = s->next;
+  else ctx->serves = s->next;
+  if (s->next) s->next->prev = s->prev;
+  s->prev = s->next = NULL;
+}
+
+/* Close the server: its connections go, requests not answered become
+ * orphans (answering them only frees them). Safe to call twice. */
+static void serve_close(lua_State *L, serve_t *s) {
+  if (!s->srv) return;
+  lua_State *saved = s->L;
+  s->L = L;
+  rock_http_server_close(s->srv);
+  s->L = saved;
+  s->srv = NULL;
+  serve_unlink(s);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->handler_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->drained_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->self_ref);
+  s->handler_ref = s->drained_ref = s->self_ref = LUA_NOREF;
+}
+
+static void close_serves(lrock_ctx_t *ctx) {
+  while (ctx->serves) serve_close(ctx->L, ctx->serves);
+}
+
+static int l_server_gc(lua_State *L) {
+  serve_t **sp = luaL_checkudata(L, 1, SERVER_MT);
+  serve_t *s = *sp;
+  if (!s) return 0;
+  serve_close(L, s);
+  free(s->tmpdir);
+  free(s);
+  *sp = NULL;
+  return 0;
+}
+
+static int l_server_port(lua_State *L) {
+  serve_t *s = check_server(L);
+  lua_pushinteger(L, s->srv ? rock_http_server_port(s->srv) : 0);
+  return 1;
+}
+
+static void on_drained(void *arg) {
+  serve_t *s = arg;
+  lua_State *L = cb_state(s);
+  int ref = s->drained_ref;
+  s->drained_ref = LUA_NOREF;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, ref);
+  lrock_call(L, 0);
+}
+
+/* srv:drain(cb): stop accepting, let requests under way finish; cb() once
+ * no connection is left (at once when none is; never after close). */
+static int l_server_drain(lua_State *L) {
+  serve_t *s = check_server(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (!s->srv || s->drained_ref != LUA_NOREF) return 0;
+  lua_pushvalue(L, 2);
+  s->drained_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_State *saved = s->L;
+  s->L = L;
+  rock_http_server_drain(s->srv, on_drained, s);
+  s->L = saved;
+  return 0;
+}
+
+static int l_server_close(lua_State *L) {
+  serve_close(L, check_server(L));
+  return 0;
+}
+
+static int l_server_stats(lua_State *L) {
+  serve_t *s = check_server(L);
+  rock_http_server_stats_t st = {0};
+  int inflight = 0;
+  if (s->srv) {
+    rock_http_server_stats(s->srv, &st);
+    inflight = rock_http_server_inflight(s->srv);
+  }
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, st.conns);
+  lua_setfield(L, -2, "conns");
+  lua_pushinteger(L, inflight);
+  lua_setfield(L, -2, "inflight");
+  lua_pushinteger(L, (lua_Integer)st.buffered);
+  lua_setfield(L, -2, "buffered");
+  lua_pushboolean(L, s->srv != NULL);
+  lua_setfield(L, -2, "open");
+  return 1;
+}
+
+/* An optional non-negative integer option. */
+static uint64_t opt_size(lua_State *L, const char *k, uint64_t dflt) {
+  double v = lrock_opt_number(L, 1, k, (double)dflt);
+  if (!(v >= 0) || v > 9e15 || v != (double)(uint64_t)v)
+    luaL_argerror(L, 1, lua_pushfstring(L, "'%s' must be a whole number >= 0", k));
+  return (uint64_t)v;
+}
+
+/* core.http_serve{host=, port= | unix_socket=, max_body=, body_to_file=,
+ * max_header=, max_conns=, idle_timeout=, tmpdir=}, on_request */
+static int l_http_serve(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lrock_ctx_t *ctx = lrock_ctx(L);
+  const char *host = lrock_opt_string(L, 1, "host");
+  const char *unix_socket = lrock_opt_string(L, 1, "unix_socket");
+  const char *tmpdir = lrock_opt_string(L, 1, "tmpdir");
+  if (!host == !unix_socket) return luaL_argerror(L, 1, "give 'host' (and 'port') or 'unix_socket'");
+  if (!tmpdir) return luaL_argerror(L, 1, "'tmpdir' is required");
+  uint64_t port = opt_size(L, "port", 0);
+  if (port > 65535) return luaL_argerror(L, 1, "'port' must be 0-65535");
+  rock_http_server_opts_t o = ROCK_HTTP_SERVER_OPTS_DEFAULT;
+  o.max_body = opt_size(L, "max_body", o.max_body);
+  o.max_header = opt_size(L, "max_header", 64 << 10);
+  if (!o.max_header) return luaL_argerror(L, 1, "'max_header' must be > 0");
+  o.max_conns = (unsigned)opt_size(L, "max_conns", o.max_conns);
+  double idle = lrock_opt_number(L, 1, "idle_timeout", 600);
+  if (!(idle >= 0 && idle <= 1e8)) return luaL_argerror(L, 1, "'idle_timeout' must be 0-1e8 seconds");
+  o.idle_timeout_ms = (uint64_t)(idle * 1000);
+  uint64_t body_to_file = opt_size(L, "body_to_file", 1 << 20);
+  o.max_body_mem = body_to_file * 2 > ((uint64_t)64 << 20) ? body_to_file * 2 : (uint64_t)64 << 20;
+  o.on_headers = on_headers;
+  if (ctx->closed) return lrock_raise(L, ROCK_E_CANCELLED, "the host is shutting down", "http_serve");
+
+  serve_t **sp = lua_newuserdatauv(L, sizeof *sp, 0);
+  *sp = NULL;
+  luaL_setmetatable(L, SERVER_MT);
+  serve_t *s = calloc(1, sizeof *s);
+  if (!s || !(s->tmpdir = strdup(tmpdir))) {
+    free(s);
+    return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "http_serve");
+  }
+  *sp = s;
+  s->ctx = ctx;
+  s->body_to_file = body_to_file;
+  s->handler_ref = s->drained_ref = s->self_ref = LUA_NOREF;
+  int rc = host ? rock_http_server_start_tcp(&s->srv, ctx->loop, host, (int)port, &o, handler, s)
+                : rock_http_server_start(&s->srv, ctx->loop, unix_socket, &o, handler, s);
+  if (rc) {
+    s->srv = NULL;
+    if (rc == UV_EINVAL && host)
+      return lrock_raise(L, ROCK_E_INVALID_ARGUMENT,
+                         lua_pushfstring(L, "host %s is not a numeric IPv4 or IPv6 address", host),
+                         "http_serve");
+    lrock_push_error(L, ROCK_E_IO,
+                     host ? lua_pushfstring(L, "cannot listen on %s port %d: %s", host, (int)port,
+                                            uv_strerror(rc))
+                          : lua_pushfstring(L, "cannot listen on %s: %s", unix_socket, uv_strerror(rc)),
+                     "http_serve");
+    lua_pushstring(L, uv_err_name(rc));
+    lua_setfield(L, -2, "errno");
+    return lua_error(L);
+  }
+  lua_pushvalue(L, 2);
+  s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, -1);
+  s->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  s->next = ctx->serves;
+  if (ctx->serves) ctx->serves->prev = s;
+  ctx->serves = s;
+  ctx->close_serve = close_serves;
+  return 1;
+}
+
+/* ---- multipart ---- */
+
+/* core.multipart_parse{path= | body=, boundary=, tmpdir=, max_value=,
+ * max_parts=} -> {{name=, filename=, content_type=, value= | file=}, ...};
+ * raises bad_request (a malformed body) or io_error. */
+static int l_multipart_parse(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  const char *path = lrock_opt_string(L, 1, "path");
+  size_t blen = 0;
+  const char *body = lrock_opt_lstring(L, 1, "body", &blen);
+  const char *boundary = lrock_opt_string(L, 1, "boundary");
+  const char *tmpdir = lrock_opt_string(L, 1, "tmpdir");
+  if (!path == !body) return luaL_argerror(L, 1, "give 'path' or 'body'");
+  if (!boundary || !tmpdir) return luaL_argerror(L, 1, "'boundary' and 'tmpdir' are required");
+  size_t max_value = opt_size(L, "max_value", 1 << 20);
+  size_t max_parts = opt_size(L, "max_parts", 1000);
+  rock_multipart_t *m = rock_multipart_new(boundary, tmpdir, max_value, max_parts);
+  if (!m) {
+    size_t bl = strlen(boundary);
+    return lrock_raise(L, bl < 1 || bl > 70 ? ROCK_E_BAD_REQUEST : ROCK_E_NO_MEMORY,
+                       bl < 1 || bl > 70 ? "multipart boundary must be 1-70 characters" : NULL,
+                       "multipart_parse");
+  }
+  int rc = 0, sys_err = 0;
+  if (body) {
+    rc = rock_multipart_feed(m, body, blen);
+  } else {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      sys_err = errno;
+    } else {
+      char *chunk = malloc(64 << 10);
+      ssize_t n;
+      if (!chunk) sys_err = ENOMEM;
+      while (chunk && !rc) {
+        n = read(fd, chunk, 64 << 10);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) sys_err = errno;
+        if (n <= 0) break;
+        rc = rock_multipart_feed(m, chunk, (size_t)n);
+      }
+      free(chunk);
+      close(fd);
+    }
+  }
+  if (sys_err) {
+    rock_multipart_free(m, 1);
+    return lrock_raise(L, ROCK_E_IO, lua_pushfstring(L, "cannot read %s: %s", path, strerror(sys_err)),
+                       "multipart_parse");
+  }
+  if (!rc) rc = rock_multipart_finish(m);
+  if (rc) {
+    rock_err e = rock_multipart_bad_input(m) ? ROCK_E_BAD_REQUEST : ROCK_E_IO;
+    lua_pushstring(L, rock_multipart_error(m));
+    rock_multipart_free(m, 1);
+    return lrock_raise(L, e, lua_tostring(L, -1), "multipart_parse");
+  }
+  size_t n = rock_multipart_count(m);
+  lua_createtable(L, (int)n, 0);
+  for (size_t i = 0; i < n; i++) {
+    rock_multipart_part_t *p = rock_multipart_part(m, i);
+    lua_createtable(L, 0, 4);
+    lua_pushstring(L, p->name);
+    lua_setfield(L, -2, "name");
+    if (p->filename) {
+      lua_pushstring(L, p->filename);
+      lua_setfield(L, -2, "filename");
+    }
+    if (p->content_type) {
+      lua_pushstring(L, p->content_type);
+      lua_setfield(L, -2, "content_type");
+    }
+    if (p->file) {
+      lua_pushstring(L, p->file);
+      lua_setfield(L, -2, "file");
+    } else {
+      lua_pushlstring(L, p->value.data, p->value.len);
+      lua_setfield(L, -2, "value");
+    }
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  rock_multipart_free(m, 0);
+  return 1;
+}
+
+/* ---- registration ---- */
+
+static const luaL_Reg server_methods[] = {
+    {"port", l_server_port},   {"drain", l_server_drain}, {"close", l_server_close},
+    {"stats", l_server_stats}, {NULL, NULL},
+};
+
+static const luaL_Reg request_methods[] = {
+    {"respond", l_request_respond},
+    {"respond_file", l_request_respond_file},
+    {"answered", l_request_answered},
+    {NULL, NULL},
+};
+
+static void metatable(lua_State *L, const char *name, const luaL_Reg *methods,
+                      lua_CFunction gc) {
+  if (luaL_newmetatable(L, name)) {
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_pop(L, 1);
+}
+
+/* The metatables are made on first use (rock.core's table has only
+ * functions). */
+static int l_http_serve_entry(lua_State *L) {
+  metatable(L, SERVER_MT, server_methods, l_server_gc);
+  metatable(L, REQUEST_MT, request_methods, l_request_gc);
+  return l_http_serve(L);
+}
+
+const luaL_Reg lrock_serve_funcs[] = {
+    {"http_serve", l_http_serve_entry},
+    {"multipart_parse", l_multipart_parse},
+    {NULL, NULL},
+};

@@ -1,0 +1,337 @@
+--- rock.http.serve: an HTTP/1.1 server on the shared loop. Each request
+-- is handled in a task of its own (the handler may wait: run a command,
+-- call a sandbox) while the server goes on with other connections; a
+-- connection is not read past its read-ahead until its answer is sent.
+-- Large bodies go to temp files, multipart forms are parsed in C
+-- (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
+-- binding), c/http/server.c (the mechanism), c/http/multipart.c.
+local core = require "rock.core"
+local task = require "rock.task"
+local errors = require "rock.errors"
+local log = require "rock.log"
+local json = require "rock.json"
+local uv = require "luv"
+
+local M = {}
+
+---@class rock.HttpServeOpts
+---@field handler fun(req: rock.HttpServerRequest): rock.HttpServerResponse  required
+---@field host string|nil        numeric address to bind (default "127.0.0.1"; "localhost" is 127.0.0.1)
+---@field port integer|nil       default 8080; 0 = any free port (srv.port tells)
+---@field unix_socket string|nil listen on this unix socket instead of host/port
+---@field max_body integer|nil   bytes (default 32 MiB); larger bodies get 413
+---@field body_to_file integer|nil bodies larger than this (default 1 MiB), or chunked ones
+---                              that grow past it, go to a temp file (req.body_file)
+---@field max_header integer|nil URL + header bytes (default 64 KiB); past it 431
+---@field max_conns integer|nil  open connections (default 4096); past it closed at once
+---@field idle_timeout number|nil seconds a connection may idle (default 600; 0 never)
+---@field tmpdir string|nil      where temp files go (default $TMPDIR or /tmp)
+
+---@class rock.HttpServerRequest
+---@field method string
+---@field path string            without the query string, not decoded
+---@field query table<string,string> decoded; of repeated keys the last wins
+---@field raw_query string
+---@field headers table<string,string> lowercased names; repeats joined with ", "
+---@field body string|nil        the body ("" when none), unless it went to body_file
+---@field body_file string|nil   temp file holding the body; deleted after the answer
+---@field body_size integer|nil  with body_file: its size
+---@field peer string|nil        the client's address (nil on a unix socket)
+
+---@class rock.HttpServerResponse
+---@field status integer|nil     default 200
+---@field headers table|nil      {["Name"]="value"}; Content-Length and Connection are the server's
+---@field body string|nil        default ""
+---@field body_file string|nil   stream this file as the body instead (not deleted)
+
+local Server = {}
+Server.__index = Server
+
+local Request = {}
+Request.__index = Request
+
+local MiB = 1024 * 1024
+
+local function check_int(v, name, dflt, min)
+  if v == nil then return dflt end
+  if math.type(v) ~= "integer" or v < (min or 0) then
+    errors.raise("invalid_argument", string.format("rock.http.serve: %s must be an integer >= %d, got %s",
+      name, min or 0, tostring(v)))
+  end
+  return v
+end
+
+local function unescape(s)
+  s = s:gsub("+", " ")
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+--- Decode a query string: {k = v}, the last of repeated keys wins.
+function M.parse_query(q)
+  local t = {}
+  for pair in (q or ""):gmatch("[^&]+") do
+    local k, v = pair:match("^([^=]*)=(.*)$")
+    if not k then k, v = pair, "" end
+    t[unescape(k)] = unescape(v)
+  end
+  return t
+end
+
+-- The header lines of an answer ("Name: value\r\n" each); raises a plain
+-- string for a bad name or value (the handler's bug: a 500).
+local SERVER_OWNED = { ["content-length"] = true, connection = true, ["transfer-encoding"] = true }
+local function header_lines(h)
+  if h == nil then return "Content-Type: text/plain; charset=utf-8\r\n" end
+  if type(h) ~= "table" then error("response headers must be a table", 0) end
+  local out, ctype = {}, false
+  for k, v in pairs(h) do
+    if type(k) ~= "string" or not k:match("^[!#$%%&'*+%-.^_`|~%w]+$") then
+      error("bad response header name: " .. tostring(k), 0)
+    end
+    if type(v) == "number" then v = tostring(v) end
+    if type(v) ~= "string" or v:find("[\r\n%z]") then
+      error("bad response header value for " .. k, 0)
+    end
+    local lk = k:lower()
+    if lk == "content-type" then ctype = true end
+    if not SERVER_OWNED[lk] then out[#out + 1] = k .. ": " .. v .. "\r\n" end
+  end
+  if not ctype then out[#out + 1] = "Content-Type: text/plain; charset=utf-8\r\n" end
+  return table.concat(out)
+end
+
+local function message_of(e)
+  if errors.is(e) then return tostring(e) end
+  if type(e) == "table" and e.message then return tostring(e.message) end
+  return tostring(e)
+end
+
+local function keep_traceback(e)
+  if type(e) == "table" then
+    if errors.is(e) and e.traceback == nil then e.traceback = debug.traceback("", 2) end
+    return e
+  end
+  return { message = tostring(e), traceback = debug.traceback("", 2) }
+end
+
+-- Answer req with what the handler returned (or its failure).
+local function answer(srv, req, ok, res)
+  local handle = req._handle
+  if handle:answered() then return end
+  local status, lines, body, file
+  if ok then
+    ok, res = pcall(function()
+      if type(res) ~= "table" then error("the handler returned " .. type(res) .. ", not a response table", 0) end
+      local st = res.status or 200
+      if math.type(st) ~= "integer" or st < 100 or st > 999 then
+        error("bad response status: " .. tostring(res.status), 0)
+      end
+      if res.body ~= nil and type(res.body) ~= "string" then error("response body must be a string", 0) end
+      if res.body_file ~= nil and (type(res.body_file) ~= "string" or res.body ~= nil) then
+        error("response body_file must be a path, without body", 0)
+      end
+      status, lines, body, file = st, header_lines(res.headers), res.body or "", res.body_file
+    end)
+  end
+  if ok and file then
+    ok, res = pcall(handle.respond_file, handle, status, lines, file)
+  elseif ok then
+    handle:respond(status, lines, body)
+  end
+  if not ok then
+    local e = res
+    log.error("http", "%s %s: handler failed: %s%s", req.method, req.path, message_of(e),
+      type(e) == "table" and e.traceback and ("\n" .. e.traceback) or "")
+    if not handle:answered() then
+      handle:respond(500, "Content-Type: application/json\r\n", json.encode({ error = message_of(e) }))
+    end
+  end
+end
+
+local function run(srv, req)
+  local t0 = uv.hrtime()
+  local ok, res = xpcall(srv._handler, keep_traceback, req)
+  answer(srv, req, ok, res)
+  for _, f in ipairs(req._files) do os.remove(f) end
+  req._files = {}
+  if log.enabled("debug") then
+    log.debug("http", "%s %s ms=%.1f", req.method, req.path, (uv.hrtime() - t0) / 1e6)
+  end
+end
+
+function Server:_request(req, handle)
+  req._handle, req._srv, req._files = handle, self, {}
+  req.query = M.parse_query(req.raw_query)
+  setmetatable(req, Request)
+  local t
+  t = task.spawn(function()
+    local ok, err = pcall(run, self, req)
+    self._tasks[t] = nil
+    self._ntasks = self._ntasks - 1
+    if self._progress then self._progress() end
+    if not ok then error(err, 0) end
+  end)
+  t.quiet = true -- run answers and logs the handler's failures itself
+  self._tasks[t] = true
+  self._ntasks = self._ntasks + 1
+end
+
+--- Start a server; returns it at once (srv.port, srv.url). Raises
+--- invalid_argument for bad options and io_error (err.errno, e.g.
+--- "EADDRINUSE") when it cannot listen.
+---@param opts rock.HttpServeOpts
+function M.serve(opts)
+  if type(opts) ~= "table" then errors.raise("invalid_argument", "rock.http.serve: expects an options table") end
+  if type(opts.handler) ~= "function" then
+    errors.raise("invalid_argument", "rock.http.serve: handler must be a function")
+  end
+  if opts.unix_socket ~= nil and (opts.host ~= nil or opts.port ~= nil) then
+    errors.raise("invalid_argument", "rock.http.serve: give host/port or unix_socket, not both")
+  end
+  if opts.unix_socket ~= nil and (type(opts.unix_socket) ~= "string" or opts.unix_socket == "") then
+    errors.raise("invalid_argument", "rock.http.serve: unix_socket must be a path")
+  end
+  local host = opts.host
+  if opts.unix_socket == nil then
+    host = host or "127.0.0.1"
+    if type(host) ~= "string" then errors.raise("invalid_argument", "rock.http.serve: host must be a string") end
+    if host == "localhost" then host = "127.0.0.1" end
+  end
+  local port = check_int(opts.port, "port", 8080)
+  if port > 65535 then errors.raise("invalid_argument", "rock.http.serve: port must be 0-65535") end
+  local idle = task.check_seconds(opts.idle_timeout, "rock.http.serve: idle_timeout", true)
+  local tmpdir = opts.tmpdir or os.getenv("TMPDIR") or "/tmp"
+  if type(tmpdir) ~= "string" or tmpdir == "" then
+    errors.raise("invalid_argument", "rock.http.serve: tmpdir must be a directory")
+  end
+  local srv = setmetatable({
+    _handler = opts.handler, _tasks = {}, _ntasks = 0, _waiters = {},
+    tmpdir = tmpdir,
+    body_to_file = check_int(opts.body_to_file, "body_to_file", MiB),
+  }, Server)
+  srv._ud = core.http_serve({
+    host = opts.unix_socket == nil and host or nil,
+    port = port,
+    unix_socket = opts.unix_socket,
+    max_body = check_int(opts.max_body, "max_body", 32 * MiB),
+    body_to_file = srv.body_to_file,
+    max_header = check_int(opts.max_header, "max_header", 64 * 1024, 1),
+    max_conns = check_int(opts.max_conns, "max_conns", 4096),
+    idle_timeout = idle,
+    tmpdir = tmpdir,
+  }, function(req, handle) srv:_request(req, handle) end)
+  if opts.unix_socket == nil then
+    srv.port = srv._ud:port()
+    srv.url = string.format(host:find(":") and "http://[%s]:%d" or "http://%s:%d", host, srv.port)
+  end
+  srv.unix_socket = opts.unix_socket
+  return srv
+end
+
+--- What the server holds now: {conns=, inflight= (requests read, not yet
+--- answered), tasks= (handler tasks running), open=}.
+function Server:stats()
+  local st = self._ud:stats()
+  st.tasks = self._ntasks
+  return st
+end
+
+-- Close at once: connections go, handler tasks are cancelled (each still
+-- answers, to nobody, and removes its temp files) and waited for.
+local function close_now(self)
+  self._ud:close()
+  local left = {}
+  for t in pairs(self._tasks) do left[#left + 1] = t end
+  for _, t in ipairs(left) do
+    task.cancel(t, errors.new("cancelled", "the server stopped"))
+  end
+  if #left > 0 then task.wait(left) end
+end
+
+--- Stop: no new connection is taken; requests under way finish and get
+--- their answers (Connection: close), idle keep-alive connections close;
+--- past timeout seconds (default 30) the rest are closed and their handler
+--- tasks cancelled. Returns once stopped; safe to call twice (a second
+--- call waits for the first). Waits.
+---@param opts {timeout?: number}|nil
+function Server:stop(opts)
+  local timeout = task.check_seconds(opts and opts.timeout or 30, "srv:stop: timeout")
+  if self._stopped then return end
+  if self._stopping then return self:wait() end
+  self._stopping = true
+  local ok, err = pcall(task.await, function(done)
+    local drained, finished = false, false
+    local timer = uv.new_timer()
+    local function finish()
+      if finished then return end
+      finished = true
+      self._progress = nil
+      timer:close()
+      done()
+    end
+    self._progress = function()
+      if drained and self._ntasks == 0 then finish() end
+    end
+    uv.update_time()
+    timer:start(math.floor(timeout * 1000 + 0.5), 0, finish)
+    self._ud:drain(function()
+      drained = true
+      if self._progress then self._progress() end
+    end)
+    if self._progress then self._progress() end
+    return finish
+  end)
+  close_now(self) -- nothing left when it drained in time
+  self._stopped = true
+  local waiters = self._waiters
+  self._waiters = {}
+  for _, w in ipairs(waiters) do w() end
+  if not ok then error(err, 0) end
+end
+
+--- Wait until the server is stopped (by srv:stop from another task).
+function Server:wait()
+  if self._stopped then return end
+  task.await(function(done)
+    self._waiters[#self._waiters + 1] = done
+  end)
+end
+
+--- The body as a multipart/form-data form (RFC 7578), parsed in C from
+--- the body or body_file as a stream: {[name] = {value=} or {filename=,
+--- content_type=, file=}}. A part with a filename, or a value larger than
+--- body_to_file, is in a temp file (file=), deleted with the request.
+--- Raises bad_request for a body that is not multipart or is malformed.
+function Request:form()
+  if self._form then return self._form end
+  local ctype = self.headers["content-type"] or ""
+  local mime, params = ctype:match("^%s*([^;%s]+)%s*(.*)$")
+  if not mime or mime:lower() ~= "multipart/form-data" then
+    errors.raise("bad_request", "the body is not multipart/form-data (Content-Type: " .. ctype .. ")")
+  end
+  local boundary
+  for seg in params:gmatch("[^;]+") do
+    local k, v = seg:match("^%s*([^=%s]+)%s*=%s*(.-)%s*$")
+    if k and k:lower() == "boundary" then boundary = v:match('^"(.*)"$') or v end
+  end
+  if not boundary or boundary == "" then
+    errors.raise("bad_request", "multipart/form-data without a boundary")
+  end
+  local srv = self._srv
+  local parts = core.multipart_parse({
+    path = self.body_file,
+    body = self.body_file == nil and (self.body or "") or nil,
+    boundary = boundary,
+    tmpdir = srv.tmpdir,
+    max_value = srv.body_to_file,
+  })
+  local form = {}
+  for _, p in ipairs(parts) do
+    if p.file then self._files[#self._files + 1] = p.file end
+    form[p.name] = { value = p.value, filename = p.filename, content_type = p.content_type, file = p.file }
+  end
+  self._form = form
+  return form
+end
+
+return M

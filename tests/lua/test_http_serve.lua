@@ -1,0 +1,490 @@
+-- test_http_serve.lua: rock.http.serve (lua/rock/http_server.lua over
+-- c/http/lua_serve.c and server.c) with real HTTP: rock.http.request, curl
+-- as a subprocess (run without blocking the loop) and raw TCP bytes for
+-- malformed requests. Every temp file goes to one dir, checked empty at
+-- the end.
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+local rock = require "rock"
+local uv = rock.uv
+local json = rock.json
+local core = rock.core
+
+local tmp = os.tmpname()
+os.remove(tmp)
+assert(os.execute("mkdir -p " .. tmp .. "/srv " .. tmp .. "/data"))
+local SRVTMP = tmp .. "/srv"
+
+--- Run argv without blocking the loop; returns stdout, exit code.
+local function run(argv)
+  return rock.await(function(done)
+    local out = uv.new_pipe()
+    local chunks = {}
+    local code, eof = nil, false
+    local function maybe()
+      if code and eof then out:close(); done(table.concat(chunks), code) end
+    end
+    local proc = uv.spawn(argv[1], { args = { table.unpack(argv, 2) }, stdio = { nil, out, 2 } },
+      function(c) code = c; maybe() end)
+    assert(proc, "cannot start " .. argv[1])
+    out:read_start(function(_, data)
+      if data then chunks[#chunks + 1] = data else eof = true; maybe() end
+    end)
+    return nil
+  end)
+end
+
+--- Send raw bytes over TCP; returns everything read until the server
+--- closes (or resets) the connection; hang_up: close once written.
+local function raw(port, bytes, hang_up)
+  return rock.await(function(done)
+    local tcp = uv.new_tcp()
+    local buf, finished = {}, false
+    local function fin()
+      if finished then return end
+      finished = true
+      tcp:close()
+      done(table.concat(buf))
+    end
+    tcp:connect("127.0.0.1", port, function(err)
+      if err then return fin() end
+      tcp:write(bytes, function() if hang_up then fin() end end)
+      tcp:read_start(function(e, chunk)
+        if e or not chunk then fin() else buf[#buf + 1] = chunk end
+      end)
+    end)
+    return fin
+  end)
+end
+
+local function status_of(text) return tonumber(text:match("^HTTP/1%.1 (%d%d%d)")) end
+
+local function rss_kib()
+  for line in io.lines("/proc/self/status") do
+    local kb = line:match("^VmRSS:%s+(%d+)")
+    if kb then return tonumber(kb) end
+  end
+end
+
+local function file_size(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local n = f:seek("end")
+  f:close()
+  return n
+end
+
+local function listdir(dir)
+  local names = {}
+  for name in io.popen("ls -A " .. dir):lines() do names[#names + 1] = name end
+  return names
+end
+
+-- gates: a handler parks on gate(name) until open(name)
+local gates, waiting = {}, {}
+local function gate(name)
+  if gates[name] then return end
+  waiting[name] = (waiting[name] or 0) + 1
+  rock.await(function(done)
+    gates[#gates + 1] = { name = name, done = done }
+    return nil
+  end)
+end
+local function open(name)
+  gates[name] = true
+  local keep = {}
+  for _, g in ipairs(gates) do
+    if g.name == name then g.done() else keep[#keep + 1] = g end
+  end
+  for i = #gates, 1, -1 do gates[i] = nil end
+  for i, g in ipairs(keep) do gates[i] = g end
+end
+
+local seen = {} -- what handlers saw, by path
+
+local function handler(req)
+  seen[req.path] = req
+  if req.path == "/echo" then
+    return { headers = { ["content-type"] = "application/json", ["X-Seen"] = "1" },
+             body = json.encode({ method = req.method, query = req.query, raw_query = req.raw_query,
+                                  headers = req.headers, body = req.body, peer = req.peer,
+                                  body_file = req.body_file, body_size = req.body_size }) }
+  elseif req.path == "/file-size" then -- a big body: where it went
+    return { body = string.format("%s %s %s", tostring(req.body), req.body_file and "file" or "mem",
+                                  tostring(req.body_file and file_size(req.body_file))) }
+  elseif req.path == "/id" then
+    return { body = req.query.id }
+  elseif req.path:match("^/gate/") then
+    gate(req.path:sub(7))
+    return { body = "opened " .. req.path:sub(7) }
+  elseif req.path == "/raise" then
+    error("handler broke")
+  elseif req.path == "/raise-rock" then
+    rock.errors.raise("not_found", "no such thing")
+  elseif req.path == "/bad-response" then
+    return "just a string"
+  elseif req.path == "/bad-header" then
+    return { headers = { ["X-Evil"] = "a\r\nSet-Cookie: x=1" }, body = "no" }
+  elseif req.path == "/form" then
+    local ok, form = pcall(req.form, req)
+    if not ok then
+      return { status = form.code == "bad_request" and 400 or 500, body = tostring(form) }
+    end
+    local out = {}
+    for name, f in pairs(form) do
+      out[name] = { value = f.value, filename = f.filename, content_type = f.content_type,
+                    file = f.file, size = f.file and file_size(f.file) }
+      if f.file then
+        local fh = io.open(f.file, "rb")
+        out[name].head = fh:read(16)
+        fh:seek("end", -16)
+        out[name].tail = fh:read(16)
+        fh:close()
+      end
+    end
+    return { headers = { ["content-type"] = "application/json" }, body = json.encode(out) }
+  elseif req.path == "/send-file" then
+    return { body_file = req.query.path, headers = { ["content-type"] = "application/octet-stream" } }
+  end
+  return { status = 404, body = "no route " .. req.path }
+end
+
+local srv = rock.http.serve{ port = 0, handler = handler, tmpdir = SRVTMP, max_body = 64 * 1024 * 1024,
+                             max_header = 8192 }
+
+T.test("port 0: a free port, the url, a GET with query and headers", function()
+  T.ok(srv.port > 0, "port bound")
+  T.eq(srv.url, "http://127.0.0.1:" .. srv.port)
+  local res = rock.http.request{ url = srv.url .. "/echo?a=1&b=x%20y+z&a=2&flag",
+                                 headers = { ["X-Mixed-Case"] = "V" } }
+  T.eq(res.status, 200)
+  T.eq(res.headers["content-type"], "application/json")
+  T.eq(res.headers["x-seen"], "1")
+  local got = json.decode(res.body)
+  T.eq(got.method, "GET")
+  T.eq(got.query.a, "2", "repeated keys: last wins")
+  T.eq(got.query.b, "x y z")
+  T.eq(got.query.flag, "")
+  T.eq(got.raw_query, "a=1&b=x%20y+z&a=2&flag")
+  T.eq(got.headers["x-mixed-case"], "V")
+  T.eq(got.peer, "127.0.0.1")
+  T.eq(got.body, "")
+  -- repeated headers joined (curl sends both)
+  local out, code = run{ "curl", "-s", "-H", "X-Rep: 1", "-H", "X-Rep: 2", srv.url .. "/echo" }
+  T.eq(code, 0)
+  T.eq(json.decode(out).headers["x-rep"], "1, 2")
+  -- a POST body in memory
+  res = rock.http.request{ url = srv.url .. "/echo", method = "POST", body = "hello\0bytes" }
+  T.eq(json.decode(res.body).body, "hello\0bytes")
+  T.eq(rock.http.request{ url = srv.url .. "/nowhere" }.status, 404)
+end)
+
+T.test("keep-alive: one connection for many requests (rock.http and curl)", function()
+  local out, code = run{ "curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "-o", "/dev/null",
+                         "-w", "%{num_connects}\n",
+                         srv.url .. "/id?id=1", srv.url .. "/id?id=2", srv.url .. "/id?id=3" }
+  T.eq(code, 0)
+  T.eq(out, "1\n0\n0\n", "curl reused its connection")
+  for i = 1, 5 do T.eq(rock.http.request{ url = srv.url .. "/id?id=" .. i }.body, tostring(i)) end
+  T.ok(srv:stats().conns <= 2, "rock.http reused its connection: " .. srv:stats().conns)
+  -- pipelined requests over one socket answered in order
+  local text = raw(srv.port, "GET /id?id=a HTTP/1.1\r\n\r\nGET /id?id=b HTTP/1.1\r\n\r\n" ..
+                             "GET /id?id=c HTTP/1.1\r\nConnection: close\r\n\r\n")
+  local bodies = {}
+  for body in text:gmatch("\r\n\r\n(%a)") do bodies[#bodies + 1] = body end
+  T.eq(table.concat(bodies), "abc")
+end)
+
+T.test("200 concurrent requests from several clients", function()
+  local tasks = {}
+  for i = 1, 150 do
+    tasks[#tasks + 1] = rock.spawn(function()
+      return rock.http.request{ url = srv.url .. "/id?id=" .. i }.body
+    end)
+  end
+  local curls = {}
+  for c = 1, 5 do -- 5 curl processes with 10 requests each, in parallel
+    curls[c] = rock.spawn(function()
+      local argv = { "curl", "-s", "--no-progress-meter", "--parallel", "--parallel-max", "10" }
+      for k = 1, 10 do
+        argv[#argv + 1] = srv.url .. "/id?id=c" .. c .. "-" .. k
+        argv[#argv + 1] = "-o" -- one file per answer, named by what it should say
+        argv[#argv + 1] = string.format("%s/data/c%d-%d", tmp, c, k)
+      end
+      return run(argv)
+    end)
+  end
+  local values, errs = rock.wait(tasks)
+  for i = 1, 150 do
+    T.eq(errs[i], nil, "request " .. i)
+    T.eq(values[i], tostring(i))
+  end
+  rock.wait(curls)
+  local n = 0
+  for c = 1, 5 do
+    for k = 1, 10 do
+      local path = string.format("%s/data/c%d-%d", tmp, c, k)
+      local f = io.open(path, "rb")
+      if f and f:read("a") == string.format("c%d-%d", c, k) then n = n + 1 end
+      if f then f:close() end
+      os.remove(path)
+    end
+  end
+  T.eq(n, 50, "every curl request answered")
+end)
+
+T.test("a slow handler does not hold up other connections", function()
+  local slow = rock.spawn(function() return rock.http.request{ url = srv.url .. "/gate/slow1" }.body end)
+  while (waiting.slow1 or 0) == 0 do rock.sleep(0.001) end
+  for i = 1, 10 do T.eq(rock.http.request{ url = srv.url .. "/id?id=" .. i }.body, tostring(i)) end
+  T.ok(not slow.done, "the slow one is still waiting")
+  T.eq(srv:stats().tasks, 1, "its handler task is running")
+  open("slow1")
+  T.eq(rock.wait(slow), "opened slow1")
+end)
+
+T.test("malformed requests get a 4xx (or a close) and the server keeps answering", function()
+  local function still_up()
+    T.eq(rock.http.request{ url = srv.url .. "/id?id=up" }.body, "up")
+  end
+  T.eq(status_of(raw(srv.port, "BLAH\r\n\r\n")), 400)
+  still_up()
+  T.eq(status_of(raw(srv.port, "\0\1\2garbage\255\r\n\r\n")), 400)
+  still_up()
+  local r = raw(srv.port, "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")
+  T.eq(status_of(r), 400)
+  T.match(r, "malformed http request")
+  still_up()
+  r = raw(srv.port, "GET /echo HTTP/1.1\r\nX-Big: " .. string.rep("a", 9000) .. "\r\n\r\n")
+  T.eq(status_of(r), 431)
+  T.match(r, "larger than 8192")
+  still_up()
+  r = raw(srv.port, "GET /" .. string.rep("p", 9000) .. " HTTP/1.1\r\n\r\n")
+  T.eq(status_of(r), 431)
+  r = raw(srv.port, "POST /echo HTTP/1.1\r\nContent-Length: 100000000\r\n\r\n")
+  T.eq(status_of(r), 413)
+  T.match(r, "larger than 67108864")
+  r = raw(srv.port, "POST /echo HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nabc")
+  T.eq(status_of(r), 501)
+  T.match(r, "Transfer%-Encoding")
+  r = raw(srv.port, "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example\r\n\r\n")
+  T.eq(status_of(r), 501)
+  r = raw(srv.port, "GET / HTTP/9.9\r\n\r\n")
+  T.eq(status_of(r), 505)
+  r = raw(srv.port, "BREW /pot HTTP/1.1\r\n\r\n") -- an unknown method
+  T.eq(status_of(r), 400)
+  -- a known method the handler does not serve: its own answer
+  T.eq(rock.http.request{ url = srv.url .. "/nope", method = "DELETE" }.status, 404)
+  still_up()
+  -- a truncated body, then the client goes: nothing kept, nothing answered
+  local files = 0
+  local watch = rock.spawn(function() -- the body's temp file appears
+    while files == 0 do files = #listdir(SRVTMP); rock.sleep(0.001) end
+  end)
+  raw(srv.port, "POST /echo HTTP/1.1\r\nContent-Length: 5000000\r\n\r\n" .. string.rep("x", 1000000), true)
+  rock.wait(watch)
+  T.eq(files, 1, "the body went to a temp file")
+  while #listdir(SRVTMP) > 0 do rock.sleep(0.001) end -- removed once the server saw the close
+  still_up()
+  T.eq(srv:stats().tasks, 0, "no handler ran")
+  -- huge body without Content-Length (chunked) past max_body: 413 or a close
+  local small = rock.http.serve{ port = 0, handler = handler, tmpdir = SRVTMP, max_body = 100000 }
+  local chunk = string.format("%x\r\n%s\r\n", 65536, string.rep("c", 65536))
+  r = raw(small.port, "POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" .. chunk:rep(4))
+  T.ok(r == "" or status_of(r) == 413, "413 or a close, got: " .. r:sub(1, 40))
+  T.eq(status_of(raw(small.port, "POST /echo HTTP/1.1\r\nContent-Length: 100001\r\n\r\n")), 413)
+  T.eq(rock.http.request{ url = small.url .. "/id?id=small" }.body, "small")
+  small:stop()
+  still_up()
+  T.eq(#listdir(SRVTMP), 0, "no temp file left")
+end)
+
+T.test("bodies past body_to_file go to a temp file, deleted after the answer", function()
+  local big = string.rep("0123456789abcdef", 2 * 65536 + 1) -- 2 MiB + 16
+  local res = rock.http.request{ url = srv.url .. "/file-size", method = "POST", body = big }
+  T.eq(res.body, "nil file " .. #big)
+  T.ok(seen["/file-size"].body_file:find(SRVTMP, 1, true) == 1, "in tmpdir")
+  T.eq(file_size(seen["/file-size"].body_file), nil, "deleted once answered")
+  -- a small chunked body comes back to memory
+  local path = tmp .. "/data/small"
+  local f = io.open(path, "wb"); f:write("chunky"); f:close()
+  local out = run{ "curl", "-s", "-H", "Transfer-Encoding: chunked", "--data-binary", "@" .. path,
+                   srv.url .. "/file-size" }
+  T.eq(out, "chunky mem nil")
+  T.eq(#listdir(SRVTMP), 0)
+end)
+
+T.test("multipart upload: a 50 MB file streamed to a temp file, RSS stays small", function()
+  local path = tmp .. "/data/big.bin"
+  local _, code = run{ "sh", "-c", "head -c 52428800 /dev/urandom > " .. path }
+  T.eq(code, 0)
+  local fh = io.open(path, "rb")
+  local head = fh:read(16)
+  fh:seek("end", -16)
+  local tail = fh:read(16)
+  fh:close()
+  collectgarbage()
+  local before = rss_kib()
+  local out, c = run{ "curl", "-s", "-F", "file=@" .. path .. ";type=application/x-test",
+                      "-F", "target_path=/tmp/x y", "-F", "sandbox_id=sb-1", srv.url .. "/form" }
+  T.eq(c, 0)
+  local grown = rss_kib() - before
+  local form = json.decode(out)
+  T.eq(form.file.filename, "big.bin")
+  T.eq(form.file.content_type, "application/x-test")
+  T.eq(form.file.size, 52428800)
+  T.eq(form.file.head, head)
+  T.eq(form.file.tail, tail)
+  T.ok(form.file.file:find(SRVTMP, 1, true) == 1, "the part is in tmpdir")
+  T.eq(form.target_path.value, "/tmp/x y")
+  T.eq(form.sandbox_id.value, "sb-1")
+  print(string.format("   rss grew %d KiB for a 50 MB upload", grown))
+  T.rss_under(grown, 16 * 1024, "RSS grew less than 16 MiB")
+  T.eq(#listdir(SRVTMP), 0, "body and part files deleted")
+end)
+
+T.test("multipart: small forms from memory, malformed ones are bad_request", function()
+  local b = "XyZ"
+  local body = table.concat({
+    "preamble", "--XyZ", 'Content-Disposition: form-data; name="a"', "", "1\r\n--XyY a--XyZ", "--XyZ",
+    'Content-Disposition: form-data; name="f"; filename="q\\"uote.txt"', "Content-Type: text/plain", "",
+    "file body", "--XyZ--", "epilogue" }, "\r\n")
+  local res = rock.http.request{ url = srv.url .. "/form", method = "POST", body = body,
+                                 headers = { ["Content-Type"] = 'multipart/form-data; boundary="' .. b .. '"' } }
+  T.eq(res.status, 200)
+  local form = json.decode(res.body)
+  T.eq(form.a.value, "1\r\n--XyY a--XyZ", "delimiter lookalikes stay content")
+  T.eq(form.f.filename, 'q"uote.txt')
+  T.eq(form.f.size, 9)
+  local function bad(ctype, text, want)
+    local r = rock.http.request{ url = srv.url .. "/form", method = "POST", body = text,
+                                 headers = { ["Content-Type"] = ctype } }
+    T.eq(r.status, 400, "refused: " .. want)
+    T.match(r.body, "^bad_request: ")
+    T.match(r.body, want)
+  end
+  local ct = "multipart/form-data; boundary=XyZ"
+  bad("text/plain", "x", "not multipart")
+  bad("multipart/form-data", "x", "without a boundary")
+  bad(ct, "--XyZ\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\nno end", "no closing boundary")
+  bad(ct, "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x\"\r\n\r\n" ..
+          string.rep("z", 3 * 65536), "no closing boundary")
+  bad(ct, "--XyZ\r\nContent-Type: text/plain\r\n\r\nv\r\n--XyZ--", "without Content%-Disposition")
+  bad(ct, "--XyZ\r\nContent-Disposition: form-data\r\n\r\nv\r\n--XyZ--", "without a name")
+  bad(ct, "--XyZ junk\r\n", "delimiter line")
+  T.eq(#listdir(SRVTMP), 0, "no part file left by a failed parse")
+  -- the C parser directly: a value past max_value goes to a file
+  local parts = core.multipart_parse{ body = "--b\r\nContent-Disposition: form-data; name=v\r\n\r\n" ..
+    string.rep("v", 100) .. "\r\n--b--", boundary = "b", tmpdir = SRVTMP, max_value = 10 }
+  T.eq(#parts, 1)
+  T.eq(parts[1].name, "v")
+  T.eq(file_size(parts[1].file), 100)
+  os.remove(parts[1].file)
+  T.raises("bad_request", core.multipart_parse, { body = "", boundary = string.rep("b", 71), tmpdir = SRVTMP })
+end)
+
+T.test("handler errors are 500 with a JSON error; bad responses too", function()
+  local r = rock.http.request{ url = srv.url .. "/raise" }
+  T.eq(r.status, 500)
+  T.eq(r.headers["content-type"], "application/json")
+  T.match(json.decode(r.body).error, "handler broke")
+  r = rock.http.request{ url = srv.url .. "/raise-rock" }
+  T.eq(r.status, 500)
+  T.eq(json.decode(r.body).error, "not_found: no such thing")
+  r = rock.http.request{ url = srv.url .. "/bad-response" }
+  T.eq(r.status, 500)
+  T.match(json.decode(r.body).error, "not a response table")
+  r = rock.http.request{ url = srv.url .. "/bad-header" }
+  T.eq(r.status, 500)
+  T.eq(r.headers["set-cookie"], nil, "no header injected")
+  T.eq(rock.http.request{ url = srv.url .. "/id?id=fine" }.body, "fine")
+end)
+
+T.test("an answer streamed from a file; HEAD gets no body", function()
+  local path = tmp .. "/data/answer.bin"
+  run{ "sh", "-c", "head -c 3000000 /dev/urandom > " .. path }
+  local f = io.open(path, "rb"); local want = f:read("a"); f:close()
+  local r = rock.http.request{ url = srv.url .. "/send-file?path=" .. path }
+  T.eq(r.status, 200)
+  T.eq(#r.body, #want)
+  T.ok(r.body == want, "the same bytes")
+  T.eq(r.headers["content-type"], "application/octet-stream")
+  r = rock.http.request{ url = srv.url .. "/send-file?path=" .. tmp .. "/data/none" }
+  T.eq(r.status, 500)
+  T.match(json.decode(r.body).error, "io_error: cannot send")
+  local out = run{ "curl", "-s", "-I", srv.url .. "/id?id=h" }
+  T.match(out, "^HTTP/1.1 200")
+  T.match(out, "Content%-Length: 1\r\n")
+  T.ok(not out:find("\r\n\r\nh"), "no body")
+end)
+
+T.test("a unix socket server", function()
+  local sock = tmp .. "/data/s.sock"
+  local u = rock.http.serve{ unix_socket = sock, handler = handler, tmpdir = SRVTMP }
+  T.eq(u.port, nil)
+  T.eq(u.url, nil)
+  local r = rock.http.request{ url = "http://x/echo?q=1", unix_socket = sock }
+  T.eq(json.decode(r.body).query.q, "1")
+  T.eq(json.decode(r.body).peer, nil)
+  u:stop()
+  T.raises("connection_failed", rock.http.request, { url = "http://x/echo", unix_socket = sock })
+end)
+
+T.test("bad options are invalid_argument; a busy port is io_error", function()
+  T.raises("invalid_argument", rock.http.serve, { port = 0 })
+  T.raises("invalid_argument", rock.http.serve, { port = 0, handler = handler, unix_socket = "/x" })
+  T.raises("invalid_argument", rock.http.serve, { port = 70000, handler = handler })
+  T.raises("invalid_argument", rock.http.serve, { port = 0, host = "example.com", handler = handler })
+  T.raises("invalid_argument", rock.http.serve, { port = 0, idle_timeout = -1, handler = handler })
+  local e = T.raises("io_error", rock.http.serve, { port = srv.port, handler = handler })
+  T.eq(e.errno, "EADDRINUSE")
+end)
+
+T.test("graceful stop: requests in flight get their answer, idle connections close", function()
+  local s2 = rock.http.serve{ port = 0, handler = handler, tmpdir = SRVTMP }
+  T.eq(rock.http.request{ url = s2.url .. "/id?id=warm" }.body, "warm") -- an idle keep-alive conn
+  local inflight = rock.spawn(function() return rock.http.request{ url = s2.url .. "/gate/stop1" } end)
+  while (waiting.stop1 or 0) == 0 do rock.sleep(0.001) end
+  local stopper = rock.spawn(function() s2:stop{ timeout = 60 } end)
+  local again = rock.spawn(function() s2:stop() end) -- safe twice: waits for the first
+  rock.sleep(0.01)
+  T.ok(not stopper.done, "stop waits for the request in flight")
+  T.raises("connection_failed", rock.http.request, { url = s2.url .. "/id?id=late" })
+  open("stop1")
+  local r = rock.wait(inflight)
+  T.eq(r.status, 200)
+  T.eq(r.body, "opened stop1")
+  T.eq(r.headers["connection"], "close")
+  rock.wait(stopper)
+  rock.wait(again)
+  T.eq(s2:stats().open, false)
+  s2:stop() -- and again after it stopped
+  -- past the timeout: the rest is closed and the handler task cancelled
+  local s3 = rock.http.serve{ port = 0, handler = handler, tmpdir = SRVTMP }
+  local hung = rock.spawn(function() return rock.http.request{ url = s3.url .. "/gate/never" } end)
+  while (waiting.never or 0) == 0 do rock.sleep(0.001) end
+  s3:stop{ timeout = 0.05 }
+  T.eq(s3:stats().tasks, 0, "the handler task was cancelled and ended")
+  local _, errs = rock.wait{ hung }
+  T.eq(errs[1] and errs[1].code, "http_error", "the client saw the connection go")
+end)
+
+T.test("a recipe that stops its server exits (nothing keeps the loop)", function()
+  local script = tmp .. "/data/recipe.lua"
+  local f = io.open(script, "w")
+  f:write([[
+local rock = require "rock"
+local srv = rock.http.serve{ port = 0, handler = function() return { body = "x" } end }
+rock.spawn(function() rock.http.request{ url = srv.url .. "/" }; srv:stop() end)
+srv:wait()
+print("stopped")
+]])
+  f:close()
+  local out, code = run{ T.rock_exe(), script }
+  T.eq(code, 0)
+  T.eq(out, "stopped\n")
+end)
+
+srv:stop()
+T.eq(#listdir(SRVTMP), 0)
+os.execute("rm -rf " .. tmp)
+T.done()
