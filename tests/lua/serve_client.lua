@@ -122,7 +122,8 @@ function S.start_sandbox(srv, body, headers)
     if st.status ~= "Success" then break end
     rock.sleep(0.1)
   end
-  error("sandbox " .. id .. " did not come up: " .. json.encode(st), 2)
+  local all = srv.get("get_status", { sandbox_id = id, include_all_states = "true" })
+  error("sandbox " .. id .. " did not come up: " .. json.encode(all), 2)
 end
 
 return S

@@ -138,9 +138,11 @@ T.test("bad input on every endpoint: invalid parameter or Failed, the server sti
   T.eq(il.message, "sandbox rk-unknown is alive failed")
   -- wrong methods, huge bodies, truncated and garbage requests
   T.eq(srv.raw{ method = "GET", path = "/apis/envs/sandbox/v1/start" }.status, 405)
-  local huge = srv.raw{ method = "POST", path = "/apis/envs/sandbox/v1/write_file",
-    body = string.rep("x", 40 << 20), headers = { ["Content-Type"] = "application/json" } }
-  T.eq(huge.status, 413)
+  -- a body past 32 MiB: 413 before it is read, then the connection closes
+  -- (a client still sending may see the close before the answer)
+  local hok, huge = pcall(srv.raw, { method = "POST", path = "/apis/envs/sandbox/v1/write_file",
+    body = string.rep("x", 40 << 20), headers = { ["Content-Type"] = "application/json" } })
+  if hok then T.eq(huge.status, 413) else T.ok(rock.errors.is(huge), tostring(huge)) end
   local raw = T.sh(string.format("printf 'POST /apis/envs/sandbox/v1/stop HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n{\"sa' | timeout 5 curl -s --max-time 2 telnet://127.0.0.1:%d; printf 'GARBAGE\\r\\n\\r\\n' | timeout 5 curl -s --max-time 2 telnet://127.0.0.1:%d", srv.port, srv.port))
   T.ok(raw ~= nil, "sent")
   T.eq(srv.raw{ path = "/" }.status, 200) -- still up
