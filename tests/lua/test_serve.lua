@@ -212,15 +212,18 @@ T.test("the same recipe in-process and through base_url", function()
     local rf = sb:read_file{ path = path, binary = true }
     sb:execute{ command = { "rm", "-f", path } }
     local bad = pcall(sb.run_in_session, sb, { session = "nope", command = "ls" })
+    local job = sb:arun{ command = "echo in the background; exit 3", mode = "nohup", wait = false }
+    local jr = job:wait(30)
     sb:stop()
-    return { a.output, a.exit_code, t.failure_reason, b.output, e.exit_code, rf.content, bad }
+    return { a.output, a.exit_code, t.failure_reason, b.output, e.exit_code, rf.content, bad, jr.exit_code, jr.output }
   end
   local so = T.sandbox_opts()
   if backend == "local" then so.image = nil end
   local mine = recipe(so)
   local remote = recipe({ base_url = srv.url, image = image })
-  for i = 1, 7 do T.eq(remote[i], mine[i], "result " .. i) end
+  for i = 1, 9 do T.eq(remote[i], mine[i], "result " .. i) end
   T.eq(mine[3], "timeout")
+  T.eq(mine[8], 3)
 end)
 
 T.test("tokens: a non-loopback bind needs one; every request is checked", function()

@@ -372,6 +372,20 @@ function M.editor(srv, args)
   return sb:editor(o)
 end
 
+--- rock's background jobs (/jobs/start, /jobs/wait, /jobs, /jobs/kill),
+--- passed to the sandbox's rocklet as they are (docs/rocklet-api.md), so a
+--- remote Sandbox's sb:arun{mode="nohup"} works through the API.
+local function jobs_call(path)
+  return function(srv, args)
+    local sb = live(srv, args)
+    local body = {}
+    for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then body[k] = v end end
+    local wait = type(body.timeout) == "number" and body.timeout or nil
+    if path == "/jobs/wait" and body.timeout == nil then wait = 1e8 end
+    return sb:_call(path, body, (wait or 0) + 60)
+  end
+end
+
 -- The table the dispatcher routes by: path under the prefix -> {method, fn}.
 M.ROUTES = {
   ["start"] = { "POST", M.start }, ["start_async"] = { "POST", M.start_async },
@@ -385,6 +399,8 @@ M.ROUTES = {
   ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
   ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
   ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
+  ["jobs/start"] = { "POST", jobs_call("/jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("/jobs/wait") },
+  ["jobs"] = { "POST", jobs_call("/jobs") }, ["jobs/kill"] = { "POST", jobs_call("/jobs/kill") },
 }
 
 return M
