@@ -94,6 +94,22 @@ function T.sh(cmd)
   return out, ok == true
 end
 
+--- Write text to path (the whole file, bytes as they are).
+function T.write(path, text)
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+--- The bytes of path, or nil when it cannot be opened.
+function T.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
 --- The rock executable running this test.
 function T.rock_exe()
   return (T.sh("readlink /proc/" .. rock.core.getpid() .. "/exe"):gsub("%s+$", ""))

@@ -12,19 +12,9 @@ local json = rock.json
 local tmp = os.getenv("TMPDIR") or "/tmp"
 local root = T.sh("mktemp -d " .. tmp .. "/rock-agent-test.XXXXXX"):gsub("%s+$", "")
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local write = T.write
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = T.read
 
 local n_repo = 0
 --- A git repo with a buggy calc.py at its base commit; returns a task.

@@ -11,19 +11,9 @@ local json = rock.json
 local tmp = os.getenv("TMPDIR") or "/tmp"
 local root = T.sh("mktemp -d " .. tmp .. "/rock-agent-hostile.XXXXXX"):gsub("%s+$", "")
 
-local function write(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-end
+local write = T.write
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = T.read
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 

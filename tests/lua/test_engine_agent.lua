@@ -14,13 +14,7 @@ local demo = here .. "../../recipes/demo/"
 local rock_exe = T.rock_exe()
 local root = T.sh("mktemp -d " .. (os.getenv("TMPDIR") or "/tmp") .. "/rock-agent-engine.XXXXXX"):gsub("%s+$", "")
 
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = T.read
 
 local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
 local ids = {}

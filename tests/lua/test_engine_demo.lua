@@ -12,12 +12,7 @@ local here = arg[0]:match("(.*/)")
 local demo = here .. "../../recipes/demo/"
 local tmp = T.sh("mktemp -d /tmp/rock-demo-test.XXXXXX"):gsub("%s+$", "")
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local slurp = T.read
 
 local list, errs = tasks.load(demo .. "tasks.jsonl")
 T.eq(#errs, 0, "the demo tasks load")

@@ -15,17 +15,8 @@ local tmp = T.sh("mktemp -d /tmp/rock-grading.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-grading%."), "temp dir made")
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-local function slurp(path)
-  local f = assert(io.open(path, "rb"))
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local write = T.write
+local slurp = T.read
 local function sh(cmd)
   local out, ok = T.sh(cmd)
   if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end

@@ -15,18 +15,8 @@ local tmp = T.sh("mktemp -d /tmp/rock-grading-hostile.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-grading%-hostile%."), "temp dir made")
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function write(path, s)
-  local f = assert(io.open(path, "wb"))
-  f:write(s)
-  f:close()
-end
-local function slurp(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local write = T.write
+local slurp = T.read
 local function sh(cmd)
   local out, ok = T.sh(cmd)
   if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end
