@@ -181,7 +181,7 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
   hide_cmd_path(s, &r.output);
   r.have_status = have_status;
   r.exit_code = status;
-  r.failure_reason = reason;
+  r.failure_reason = reason ? reason : ""; /* a string, always */
   r.truncated = dropped > 0;
   r.dropped_bytes = dropped;
   r.output_bytes = s->cap.total;
@@ -199,13 +199,14 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
   if (failed_start) rock_session_close(s); /* no session: on_end follows */
 }
 
+/* Once a close has begun (killing), the run's end is bash's exit:
+ * "session_ended", or the startup's error. A marker read after that is
+ * ignored: it may come from bash that ran on between the close's kill of
+ * its children and its own (a startup past its deadline whose `sleep` was
+ * killed first then "finished"), or sat unread when the close came. */
 static void on_marker(void *data, unsigned long seq, int status) {
   rock_session_t *s = data;
-  if (!s->done || seq != s->seq) return; /* a late duplicate */
-  /* a startup past its deadline is being killed (rock_session_close); a
-   * marker bash printed before its SIGKILL landed (its startup command
-   * was killed first) is no success: bash's end answers, with TIMEOUT */
-  if (s->starting && s->phase == INTERRUPTING) return;
+  if (!s->done || seq != s->seq || s->killing) return; /* late, or closing */
   finish(s, 0, 1, status, s->phase == INTERRUPTING ? s->reason : "", NULL);
 }
 
@@ -388,7 +389,8 @@ static void tick(uv_timer_t *t) {
   uint64_t now = uv_now(s->loop);
   if (s->phase == RUNNING) {
     if (s->deadline && now >= s->deadline && s->starting) {
-      s->phase = INTERRUPTING; /* a startup that hangs is no session */
+      s->phase = INTERRUPTING; /* a startup that hangs is no session: */
+      s->reason = "timeout";   /* on_bash_exit answers TIMEOUT */
       rock_session_close(s);
     } else if (s->deadline && now >= s->deadline) {
       interrupt_start(s, "timeout");
@@ -622,6 +624,9 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
 void rock_session_close(rock_session_t *s) {
   if (s->ended) return;
   s->killing = 1;
+  /* bash stops first: its children die before it does, and it must not
+   * run on meanwhile (the rest of its line: a startup file's next lines) */
+  kill(s->bash.pid, SIGSTOP);
   pid_t pids[MAX_KILL];
   int n = rock_procs_collect(s->bash.pid, s->bash.pid, s->bash.pid, s->bash.pid, pids, MAX_KILL);
   rock_procs_signal(pids, n, SIGKILL);

@@ -85,7 +85,8 @@ rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
  * Returns 1 if a command was running, 0 if not. */
 int rock_session_interrupt(rock_session_t *s, const char *reason);
 /* Kill bash and everything it started. A run in flight ends with
- * "session_ended"; on_end follows. Safe to call twice. */
+ * "session_ended" (a startup with its error) when bash is reaped, even if
+ * its end was already on its way; on_end follows. Safe to call twice. */
 void rock_session_close(rock_session_t *s);
 
 int rock_session_busy(const rock_session_t *s);

@@ -86,9 +86,23 @@ T.test("huge output is capped quickly, full output kept", function()
   print(string.format("     (seq 1 3000000: %.0f ms)", ms))
 end)
 
+-- The `sleep 1NN` processes of this sandbox: descendants of its rocklet
+-- (the parent of this sh; orphans are reparented to it, a subreaper or PID
+-- 1). Not every such process of the host: on the local backend `ps -e`
+-- sees the other tests' sleeps too (a parallel ctest run counted 3, not 2).
 local function session_children()
-  -- processes in the sandbox besides the rocklet's bash sessions
-  local r = sb:execute{ command = { "sh", "-c", "ps -eo pid=,args= | grep -c '[s]leep 1[0-9][0-9]'" } }
+  local r = sb:execute{ command = { "sh", "-c", [[
+ps -eo pid=,ppid=,args= | awk -v root="$PPID" '
+  { up[$1] = $2; pid = $1; $1 = ""; $2 = ""; args[pid] = $0 }
+  END {
+    n = 0
+    for (p in args) if (args[p] ~ /^ *sleep 1[0-9][0-9]( |$)/) {
+      q = p
+      while (q != root && q > 1 && (q in up)) q = up[q]
+      if (q == root) n++
+    }
+    print n
+  }']] } }
   return tonumber(r.stdout)
 end
 

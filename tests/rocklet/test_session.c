@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -460,6 +461,111 @@ static void test_startup_failures(void) {
   unlink(src);
 }
 
+/* ---- a close racing the end of a command -------------------------------
+ * Under load the rocklet died (SIGSEGV) on a startup that timed out: the
+ * deadline killed the startup's `sleep` first and bash, run between that
+ * kill and its own, printed its end marker; the marker, read before bash's
+ * exit, ended the startup "well" with a NULL failure_reason. These tests
+ * force that order: bash's line is done (its marker waits in the pipe)
+ * before the loop runs again. */
+
+/* Wait (up to ~10 s) until bash pid is blocked reading its command pipe
+ * (fd 0): the line it was sent has run and its marker is written.
+ * /proc/PID/syscall names the call a blocked task sleeps in. Returns 0 if
+ * /proc cannot say so. */
+static int bash_idle(pid_t pid) {
+  char path[64], buf[256];
+  snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+  for (int i = 0; i < 10000; i++) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    long nr;
+    unsigned long fd0;
+    if (sscanf(buf, "%ld 0x%lx", &nr, &fd0) == 2 && nr == SYS_read && fd0 == 0) return 1;
+    usleep(1000);
+  }
+  return 0;
+}
+
+/* The pid a startup file wrote to path (waits for a whole line), or 0. */
+static pid_t read_pid(const char *path) {
+  for (int i = 0; i < 10000; i++) {
+    char buf[32] = {0};
+    FILE *f = fopen(path, "r");
+    if (f) {
+      size_t n = fread(buf, 1, sizeof buf - 1, f);
+      fclose(f);
+      if (n && buf[n - 1] == '\n') return (pid_t)atoi(buf);
+    }
+    usleep(1000);
+  }
+  return 0;
+}
+
+/* The startup's deadline passes while its end waits unread: with libuv
+ * before 1.45 an iteration runs its timers before it polls, so the
+ * deadline is seen first. It is a timeout, never a success with no
+ * failure_reason (the SIGSEGV: routes_session.c strcmp'd it). */
+static void test_startup_deadline_races_its_end(void) {
+  ended_t end = {0};
+  got_t g = {0};
+  char src[PATH_MAX + 32], pidf[PATH_MAX + 32], dir[PATH_MAX + 32];
+  snprintf(pidf, sizeof pidf, "%s/race-pid", base);
+  snprintf(src, sizeof src, "%s/race-rc", base);
+  FILE *f = fopen(src, "w");
+  fprintf(f, "echo $$ > '%s'\n", pidf);
+  fclose(f);
+  const char *sources[] = {src, NULL};
+  snprintf(dir, sizeof dir, "%s/race", base);
+  rock_session_opts_t o = {.dir = dir, .bash = bash_path, .sources = sources,
+                           .startup_timeout = 0.01, .on_end = on_end, .data = &end};
+  rock_session_t *s = NULL;
+  uint64_t t0 = uv_hrtime();
+  REQUIRE(rock_session_open(&loop, &s, &o, on_done, &g, g.msg, sizeof g.msg) == 0);
+  pid_t pid = read_pid(pidf);
+  CHECK(pid > 0 && bash_idle(pid)); /* the startup is done: its marker waits */
+  while (uv_hrtime() - t0 < 50000000) usleep(1000); /* and its deadline passed */
+  CHECK(wait_for(&g.calls, 1, 10));
+  CHECK(g.calls == 1);
+#if UV_VERSION_HEX < 0x012d00
+  CHECK(g.err == ROCK_E_TIMEOUT && strstr(g.msg, "startup"));
+#else /* the loop polls first: the end is seen before the deadline */
+  CHECK(g.err == ROCK_E_TIMEOUT || (g.err == 0 && !strcmp(g.reason, "")));
+#endif
+  CHECK(strcmp(g.reason, "?")); /* a failure_reason, never NULL */
+  if (!g.err) rock_session_close(s);
+  CHECK(wait_for(&end.ends, 1, 10));
+  CHECK(!exists(dir));
+  got_free(&g);
+  unlink(src);
+  unlink(pidf);
+}
+
+/* A close while a run's marker waits unread: the run ends "session_ended",
+ * as session.h says of a close with a run in flight; the marker read after
+ * the close does not end it as if nothing happened. */
+static void test_close_races_the_marker(void) {
+  ended_t end = {0};
+  rock_session_t *s = open_session(&end);
+  CHECK(s);
+  if (!s) return;
+  got_t g = run(s, "echo $$", 0, MAXO);
+  pid_t pid = g.out ? (pid_t)atoi(g.out) : 0;
+  got_free(&g);
+  memset(&g, 0, sizeof g);
+  CHECK(rock_session_run(s, "true", 4, 0, MAXO, on_done, &g) == 0);
+  CHECK(pid > 0 && bash_idle(pid)); /* "true" ran: its marker waits */
+  rock_session_close(s);
+  CHECK(wait_for(&g.calls, 1, 10));
+  CHECK(g.calls == 1 && g.err == 0 && !strcmp(g.reason, "session_ended"));
+  CHECK(wait_for(&end.ends, 1, 10));
+  got_free(&g);
+}
+
 /* issue 7, item 18: limits refused clearly */
 static void test_limits(void) {
   ended_t end = {0};
@@ -718,6 +824,8 @@ int main(void) {
   test_hijacked_builtins();
   test_prompt_command_exit();
   test_startup_failures();
+  test_startup_deadline_races_its_end();
+  test_close_races_the_marker();
   test_limits();
   test_quoted_dir();
   test_close_in_flight();
