@@ -110,6 +110,8 @@ static void shell_quote(rock_buf_t *b, const char *s) {
 static void handle_closed(uv_handle_t *h) {
   rock_session_t *s = h->data;
   if (--s->handles_open) return;
+  /* the polled fds close after their handles (libuv: never under a poll) */
+  if (s->bash.master >= 0) close(s->bash.master);
   if (s->bash.out_r >= 0) close(s->bash.out_r);
   free(s);
 }
@@ -339,17 +341,16 @@ static void on_bash_exit(void *data, pid_t pid, int wstatus) {
   pid_t left[MAX_KILL];
   int n = rock_procs_collect(s->bash.pid, s->bash.pid, 0, 0, left, MAX_KILL);
   rock_procs_signal(left, n, SIGKILL);
-  if (s->bash.master >= 0) close(s->bash.master);
   if (s->cmd_fd >= 0) close(s->cmd_fd);
   if (s->bash.cmd_w >= 0) close(s->bash.cmd_w);
-  s->bash.master = s->cmd_fd = s->bash.cmd_w = -1;
+  s->cmd_fd = s->bash.cmd_w = -1;
   rmtree_flat(s->dir);
   rock_buf_free(&s->line);
   s->closing = 1;
   if (s->on_end) s->on_end(s, code, s->end_data);
   uv_close((uv_handle_t *)&s->pty_poll, handle_closed);
   uv_close((uv_handle_t *)&s->timer, handle_closed);
-  uv_close((uv_handle_t *)&s->out_poll, handle_closed); /* closes out_r after */
+  uv_close((uv_handle_t *)&s->out_poll, handle_closed); /* then master, out_r */
 }
 
 /* ---- interrupts -------------------------------------------------------- */
