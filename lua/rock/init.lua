@@ -24,6 +24,7 @@ local lazy = {
   images = "rock.images", teardown = "rock.teardown", engine = "rock.engine", gc = "rock.gc",
   json = "rock.json", uv = "luv", core = "rock.core", task = "rock.task",
   flags = "rock.flags", llm = "rock.llm", agent = "rock.agent", filters = "rock.filters",
+  serve = "rock.serve",
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
   job = "rock.job",
 }

@@ -1,8 +1,9 @@
 -- serve.lua: the cost of the HTTP hop (tests/bench/serve).
 --   rock serve.lua N ROUNDS -> a report on stdout
--- A `rock serve` runs in this process on a loopback port (the same loop);
--- the client is rock.http (libcurl, keep-alive). In-process is the same
--- Sandbox:run_in_session without the hop.
+-- `rock serve` runs as its own process on a loopback port, as a user's
+-- server does; the client is this process's rock.http (libcurl,
+-- keep-alive), as ROCK's SDK would be another process. In-process is the
+-- same run_in_session on a sandbox of this process, without the hop.
 local rock = require "rock"
 local json = rock.json
 local hr = rock.uv.hrtime
@@ -15,8 +16,20 @@ local function pct(xs, p)
   return s[math.max(1, math.ceil(#s * p))]
 end
 
-local srv = rock.serve.start{ port = 0, backend = "local", log_requests = false }
-local B = srv.url .. "/apis/envs/sandbox/v1/"
+local exe = io.popen("readlink /proc/" .. rock.core.getpid() .. "/exe"):read("l")
+local home = os.getenv("ROCK_HOME") .. "-serve"
+local log = home .. ".log"
+local server = io.popen(string.format("ROCK_SPIN_US=${SERVE_SPIN_US:-0} ROCK_HOME=%s %s serve --port 0 --backend local >%s 2>&1 & echo $!", home, exe, log)):read("l")
+local url
+for _ = 1, 200 do
+  local f = io.open(log)
+  url = f and f:read("a"):match("listening on (http://[%d%.:]+)")
+  if f then f:close() end
+  if url then break end
+  rock.sleep(0.05)
+end
+assert(url, "rock serve did not start")
+local B = url .. "/apis/envs/sandbox/v1/"
 local H = { ["Content-Type"] = "application/json" }
 local function post(name, body)
   local res = rock.http.request{ url = B .. name, method = "POST", body = json.encode(body), headers = H, timeout = 60 }
@@ -30,7 +43,7 @@ while not (rock.http.request{ url = B .. "get_status?sandbox_id=" .. id, headers
   rock.sleep(0.05)
 end
 post("create_session", { sandbox_id = id, session = "b" })
-local sb = srv.registry:get(id).sb
+local sb = rock.sandbox.start{ backend = "local" }
 sb:create_session{ session = "direct" }
 local body = { sandbox_id = id, session = "b", command = "true", check = "ignore" }
 
@@ -73,4 +86,5 @@ for _, c in ipairs({ 1, 8, 32 }) do
   print(string.format("  %2d clients: %6d requests in %5.2f s: %8.0f req/s", c, c * per, secs, c * per / secs))
 end
 sb:stop()
-srv:stop()
+post("stop", { sandbox_id = id })
+os.execute("kill -TERM " .. server .. "; while kill -0 " .. server .. " 2>/dev/null; do sleep 0.05; done; rm -rf " .. home .. " " .. log)

@@ -34,25 +34,43 @@ function Metrics:inc(name, labels, n)
   c[k] = (c[k] or 0) + (n or 1)
 end
 
-function Metrics:observe(name, value, labels, buckets)
+--- Add value to histogram name's series for labels (series_key: a
+--- caller's ready-made name for that series, to skip building it).
+function Metrics:observe(name, value, labels, buckets, series_key)
   local h = self.histograms[name] or { buckets = buckets or LATENCY_BUCKETS, series = {} }
   self.histograms[name] = h
-  local k = key("", labels)
+  local k = series_key or key("", labels)
   local s = h.series[k]
   if not s then
     s = { counts = {}, sum = 0, count = 0, labels = labels or {} }
     for i = 1, #h.buckets do s.counts[i] = 0 end
     h.series[k] = s
   end
-  for i, b in ipairs(h.buckets) do if value <= b then s.counts[i] = s.counts[i] + 1 end end
+  local b, counts = h.buckets, s.counts
+  for i = #b, 1, -1 do -- buckets ascend: stop at the first one value exceeds
+    if value > b[i] then break end
+    counts[i] = counts[i] + 1
+  end
   s.sum, s.count = s.sum + value, s.count + 1
 end
 
 --- One HTTP request: its route (the path, sandbox ids are never in it),
---- status and seconds.
+--- status and seconds. The label sets are made once per route and status
+--- (this runs on every request).
 function Metrics:request(route, status, seconds)
-  self:inc("rock_http_requests_total", { route = route, status = tostring(status) })
-  self:observe("rock_http_request_seconds", seconds, { route = route })
+  local by_route = self.request_labels or {}
+  self.request_labels = by_route
+  local r = by_route[route]
+  if not r then r = { labels = { route = route }, by_status = {} }; by_route[route] = r end
+  local k = r.by_status[status]
+  if not k then
+    k = key("rock_http_requests_total", { route = route, status = tostring(status) })
+    r.by_status[status] = k
+  end
+  local c = self.counters.rock_http_requests_total or {}
+  self.counters.rock_http_requests_total = c
+  c[k] = (c[k] or 0) + 1
+  self:observe("rock_http_request_seconds", seconds, r.labels, nil, route)
 end
 
 function Metrics:command(seconds) self:observe("rock_command_seconds", seconds) end
