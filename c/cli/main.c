@@ -5,6 +5,7 @@
  *   rock serve [flags]          ROCK's sandbox HTTP API (lua/rock/serve/)
  *   rock --version
  * Everything else is in librock (c/core/host.c) and lua/rock/. */
+#include <lauxlib.h>
 #include <lua.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,6 +56,16 @@ int main(int argc, char **argv) {
       lua_rawseti(L, -2, i);
     }
     lua_setglobal(L, "arg");
+    /* rock serve owns its ROCK_HOME's sandboxes as a service: claim them
+     * before the host's first gc pass, which would take a previous
+     * server's sandboxes (its owner gone) before this one adopts them */
+    if (!strcmp(argv[1], "serve") &&
+        luaL_dostring(L, "local ok, e = pcall(require('rock.state').serve_as) "
+                         "if not ok then io.stderr:write('rock serve: ', tostring(e), '\\n') os.exit(1) end")) {
+      fprintf(stderr, "rock serve: %s\n", lua_tostring(L, -1));
+      rock_host_free(h);
+      return 1;
+    }
     rc = rock_host_run_string(h, "require('rock.cli').main(arg)");
   } else {
     rc = rock_host_run_file(h, argv[1], argc - 2, argv + 2);

@@ -49,7 +49,7 @@ function M.serve(argv)
   local rest = {}
   for i = 2, #argv do rest[#rest + 1] = argv[i] end
   local o = require("rock.flags").parse(rest, {
-    host = { default = "127.0.0.1", help = "address to bind (not loopback: --token required)" },
+    host = { default = "127.0.0.1", help = "address to bind (anything but 127.0.0.1 needs --token)" },
     port = { type = "number", default = 8080, help = "TCP port (0: any free one, printed)" },
     unix_socket = { help = "serve on this unix socket instead of TCP" },
     backend = { default = "auto", help = "auto|docker|podman|local" },
