@@ -69,7 +69,8 @@ end
 --- Decode a query string: {k = v}, the last of repeated keys wins.
 function M.parse_query(q)
   local t = {}
-  for pair in (q or ""):gmatch("[^&]+") do
+  if q == nil or q == "" then return t end
+  for pair in q:gmatch("[^&]+") do
     local k, v = pair:match("^([^=]*)=(.*)$")
     if not k then k, v = pair, "" end
     t[unescape(k)] = unescape(v)
@@ -114,24 +115,29 @@ local function keep_traceback(e)
   return { message = tostring(e), traceback = debug.traceback("", 2) }
 end
 
+-- A handler's response checked: status, header lines, body, body_file;
+-- raises a plain string for a bad one (the handler's bug: a 500).
+local function check_response(res)
+  if type(res) ~= "table" then error("the handler returned " .. type(res) .. ", not a response table", 0) end
+  local st = res.status or 200
+  if math.type(st) ~= "integer" or st < 100 or st > 999 then
+    error("bad response status: " .. tostring(res.status), 0)
+  end
+  if res.body ~= nil and type(res.body) ~= "string" then error("response body must be a string", 0) end
+  if res.body_file ~= nil and (type(res.body_file) ~= "string" or res.body ~= nil) then
+    error("response body_file must be a path, without body", 0)
+  end
+  return st, header_lines(res.headers), res.body or "", res.body_file
+end
+
 -- Answer req with what the handler returned (or its failure).
-local function answer(srv, req, ok, res)
+local function answer(req, ok, res)
   local handle = req._handle
   if handle:answered() then return end
   local status, lines, body, file
   if ok then
-    ok, res = pcall(function()
-      if type(res) ~= "table" then error("the handler returned " .. type(res) .. ", not a response table", 0) end
-      local st = res.status or 200
-      if math.type(st) ~= "integer" or st < 100 or st > 999 then
-        error("bad response status: " .. tostring(res.status), 0)
-      end
-      if res.body ~= nil and type(res.body) ~= "string" then error("response body must be a string", 0) end
-      if res.body_file ~= nil and (type(res.body_file) ~= "string" or res.body ~= nil) then
-        error("response body_file must be a path, without body", 0)
-      end
-      status, lines, body, file = st, header_lines(res.headers), res.body or "", res.body_file
-    end)
+    ok, status, lines, body, file = pcall(check_response, res)
+    if not ok then res = status end
   end
   if ok and file then
     ok, res = pcall(handle.respond_file, handle, status, lines, file)
@@ -151,26 +157,31 @@ end
 local function run(srv, req)
   local t0 = uv.hrtime()
   local ok, res = xpcall(srv._handler, keep_traceback, req)
-  answer(srv, req, ok, res)
-  for _, f in ipairs(req._files) do os.remove(f) end
-  req._files = {}
+  answer(req, ok, res)
+  local files = req._files
+  if files then
+    req._files = nil
+    for _, f in ipairs(files) do os.remove(f) end
+  end
   if log.enabled("debug") then
     log.debug("http", "%s %s ms=%.1f", req.method, req.path, (uv.hrtime() - t0) / 1e6)
   end
 end
 
+-- A request's task (one function for all: no closure per request).
+local function request_task(srv, req)
+  local ok, err = pcall(run, srv, req)
+  srv._tasks[task.current()] = nil
+  srv._ntasks = srv._ntasks - 1
+  if srv._progress then srv._progress() end
+  if not ok then error(err, 0) end
+end
+
 function Server:_request(req, handle)
-  req._handle, req._srv, req._files = handle, self, {}
+  req._handle, req._srv = handle, self
   req.query = M.parse_query(req.raw_query)
   setmetatable(req, Request)
-  local t
-  t = task.spawn(function()
-    local ok, err = pcall(run, self, req)
-    self._tasks[t] = nil
-    self._ntasks = self._ntasks - 1
-    if self._progress then self._progress() end
-    if not ok then error(err, 0) end
-  end)
+  local t = task.spawn(request_task, self, req)
   t.quiet = true -- run answers and logs the handler's failures itself
   self._tasks[t] = true
   self._ntasks = self._ntasks + 1
@@ -327,7 +338,10 @@ function Request:form()
   })
   local form = {}
   for _, p in ipairs(parts) do
-    if p.file then self._files[#self._files + 1] = p.file end
+    if p.file then
+      self._files = self._files or {}
+      self._files[#self._files + 1] = p.file
+    end
     form[p.name] = { value = p.value, filename = p.filename, content_type = p.content_type, file = p.file }
   end
   self._form = form

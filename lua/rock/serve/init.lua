@@ -37,9 +37,14 @@ local function loopback(host)
   return host == "127.0.0.1" or host == "localhost" or host == "::1"
 end
 
+-- Header tables are shared by every answer (rock.http.serve only reads them).
+local JSON_HEADERS = { ["content-type"] = "application/json" }
+local HEADERS = { [false] = JSON_HEADERS }
+
 local function respond(status, body, ctype)
-  return { status = status, headers = { ["content-type"] = ctype or "application/json" },
-           body = type(body) == "string" and body or json.encode(body) }
+  local h = HEADERS[ctype or false]
+  if not h then h = { ["content-type"] = ctype }; HEADERS[ctype] = h end
+  return { status = status, headers = h, body = type(body) == "string" and body or json.encode(body) }
 end
 
 function Server:authorized(req)
@@ -72,11 +77,9 @@ function Server:api(name, req)
   if req.method ~= r[1] and not (r[1] == "GET" and req.method == "HEAD") then
     return respond(405, { detail = "Method Not Allowed" })
   end
-  local args
-  local ok, res = pcall(function()
-    args = args_of(req, r.raw)
-    return r[2](self, args, req)
-  end)
+  local ok, args = pcall(args_of, req, r.raw)
+  local res
+  if ok then ok, res = pcall(r[2], self, args, req) else args, res = nil, args end
   local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
   local out
   if ok then
