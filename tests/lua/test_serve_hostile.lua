@@ -107,6 +107,17 @@ T.test("the remote backend raises the in-process codes", function()
   sb:stop()
 end)
 
+T.test("a remote sandbox stopped and deleted by another client: sb:stop() is quiet", function()
+  local sb = rock.sandbox.start{ base_url = srv.url, image = "local" }
+  ok(srv.post("stop", { sandbox_id = sb.id }))
+  ok(srv.post("delete", { sandbox_id = sb.id }))
+  -- a call on it: sandbox_not_alive, as in-process on a sandbox that is gone
+  T.raises("sandbox_not_alive", sb.run_in_session, sb, { command = "true" })
+  T.eq(sb.state, "stopped")
+  sb:stop() -- as in-process: stopping what is already gone is no error
+  T.eq(sb.state, "stopped")
+end)
+
 T.test("a wrong token from the remote backend: unauthorized", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
   local s2 = S.start{ backend = "local", host = "127.0.0.2", home = home, args = { "--token", "right" } }
