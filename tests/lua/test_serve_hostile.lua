@@ -96,6 +96,25 @@ T.test("stop while a start is pending: nothing is left running", function()
   T.ok(not has_dir(id), "no sandbox left behind")
 end)
 
+T.test("start with a number out of range: invalid parameter, nothing started", function()
+  local before = ok(srv.get("sandboxes", {})).total
+  for _, body in ipairs{ '{"image":"local","cpus":1e400}', '{"image":"local","cpus":-1}',
+      '{"image":"local","cpus":0}', '{"image":"local","memory":-5}', '{"image":"local","cpus":"-2"}',
+      '{"image":"local","startup_timeout":-1e400}' } do
+    local e, res = srv.post("start_async", body)
+    T.eq(res.status, 200, body)
+    T.eq(e.status, "Failed", body .. " " .. res.body)
+    T.eq(e.message, "invalid parameter", body)
+    T.match(e.error, "^body%.%a+", body)
+  end
+  T.eq(ok(srv.get("sandboxes", {})).total, before, "no sandbox started")
+  T.eq(ok(srv.get("sandboxes", {})).total, before)
+  local e = ok(srv.post("start_async", { image = "local", cpus = "1.5", memory = 1073741824 }))
+  T.eq(e.cpus, 1.5)
+  ok(srv.post("stop", { sandbox_id = e.sandbox_id }))
+  ok(srv.post("delete", { sandbox_id = e.sandbox_id }))
+end)
+
 T.test("the remote backend raises the in-process codes", function()
   local sb = rock.sandbox.start{ base_url = srv.url, image = "local" }
   T.raises("not_found", sb.read_file, sb, { path = "/nonexistent-rock-hostile/file" })
