@@ -64,6 +64,31 @@ T.test("a sandbox whose rocklet died: delete removes its files, restart brings i
   ok(srv.post("delete", { sandbox_id = id })) -- twice: a no-op
 end)
 
+T.test("two restarts at once of a dead sandbox: one wins, nothing is leaked", function()
+  local id = S.start_sandbox(srv, { image = "local" })
+  ok(srv.post("create_session", { sandbox_id = id }))
+  kill_rocklet(id)
+  local ts = {}
+  for i = 1, 2 do ts[i] = rock.task.spawn(function() return srv.post("restart", { sandbox_id = id }) end) end
+  local vals = rock.task.wait(ts)
+  local wins = 0
+  for i = 1, 2 do
+    if vals[i].status == "Success" then wins = wins + 1 else T.eq(vals[i].result.rock_code, "conflict", json.encode(vals[i])) end
+  end
+  T.eq(wins, 1, "one restart wins")
+  for _ = 1, 400 do
+    local s = ok(srv.get("get_status", { sandbox_id = id, include_all_states = "true" }))
+    if s.state ~= "pending" then T.eq(s.state, "running", json.encode(s)); break end
+    rock.sleep(0.05)
+  end
+  local n = 0
+  for _, it in ipairs(ok(srv.get("sandboxes", {})).items) do if it.sandbox_id == id then n = n + 1 end end
+  T.eq(n, 1, "listed once")
+  ok(srv.post("stop", { sandbox_id = id }))
+  ok(srv.post("delete", { sandbox_id = id }))
+  T.ok(not has_dir(id), "nothing left")
+end)
+
 T.test("include_all_states spelled as the SDK and curl users do", function()
   local id = S.start_sandbox(srv, { image = "local" })
   ok(srv.post("stop", { sandbox_id = id }))
