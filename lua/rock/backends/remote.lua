@@ -121,9 +121,15 @@ function M.start(sb, opts, phase)
   end
 end
 
+-- An unknown id (deleted by another client, or a server that forgot it)
+-- is already stopped: quiet, as stopping a dead sandbox is in-process.
 function M.stop(sb)
   if not sb.id then return end
-  M.api(sb, "stop", { sandbox_id = sb.id }, 60)
+  local ok, err = pcall(M.api, sb, "stop", { sandbox_id = sb.id }, 60)
+  if not ok then
+    if errors.is(err, "sandbox_not_found") then return end
+    error(err, 0)
+  end
   M.api(sb, "delete", { sandbox_id = sb.id }, 60)
 end
 
@@ -170,7 +176,12 @@ function M.call(sb, path, body, timeout, body_file)
   for k, v in pairs(body or {}) do b[k] = v end
   b.sandbox_id = sb.id
   if name == "run_in_session" then b.check = "ignore" end
-  return M.api(sb, name, b, timeout, { result_on_failure = name == "run_in_session" })
+  local ok, res = pcall(M.api, sb, name, b, timeout, { result_on_failure = name == "run_in_session" })
+  if ok then return res end
+  -- the server no longer knows the sandbox: gone, as in-process (a
+  -- recipe's sandbox_not_alive handling holds against a remote node)
+  if errors.is(res, "sandbox_not_found") then res.code = "sandbox_not_alive" end
+  error(res, 0)
 end
 
 return M

@@ -114,12 +114,15 @@ end
 
 --- Stop: the sandbox's processes and container go; the entry stays as
 --- "stopped" until deleted. A pending start is stopped when it lands.
+--- An entry already "stopped" because its rocklet died still has a
+--- Sandbox to release (its container, its dir): Sandbox:stop() is safe
+--- twice, so it is called either way.
 function Registry:stop(e, event)
-  if e.state == "stopped" or e.state == "deleted" then return end
-  local sb = e.sb
-  e.stop_time = os.time()
-  transition(e, "stopped", event or "stop")
-  if sb then sb:stop() end
+  if e.state ~= "stopped" and e.state ~= "deleted" then
+    e.stop_time = os.time()
+    transition(e, "stopped", event or "stop")
+  end
+  if e.sb then e.sb:stop() end
 end
 
 function Registry:delete(e)

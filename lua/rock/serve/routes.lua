@@ -58,6 +58,10 @@ local function start_request(args, headers)
   if req.memory ~= nil and type(req.memory) ~= "string" and type(req.memory) ~= "number" then
     env.invalid("body.memory", "Input should be a valid string")
   end
+  if type(req.memory) == "number" and not (req.memory > 0 and req.memory - req.memory == 0) then
+    env.invalid("body.memory", "Input should be greater than 0")
+  end
+  if req.cpus and req.cpus <= 0 then env.invalid("body.cpus", "Input should be greater than 0") end
   if req.pull and req.pull ~= "missing" and req.pull ~= "always" and req.pull ~= "never" then
     env.invalid("body.pull", "Input should be 'missing', 'always' or 'never'")
   end
