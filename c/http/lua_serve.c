@@ -47,9 +47,31 @@ typedef struct lrock_serve {
 
 typedef struct {
   rock_http_req_t *req; /* NULL once answered */
+  serve_t *s;
+  int abort_ref;        /* handle:on_abort's function, or LUA_NOREF */
 } request_ud;
 
 static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
+
+/* The client went away before the answer: call the handle's on_abort
+ * function (the handler's task is then cancelled by http_server.lua). The
+ * handle is alive: an unanswered request's handle answers it when it is
+ * collected, so req (and this callback) never outlive it. */
+static void on_client_gone(rock_http_req_t *req) {
+  request_ud *u = req->abort_arg;
+  if (!u || u->abort_ref == LUA_NOREF) return;
+  lua_State *L = cb_state(u->s);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, u->abort_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, u->abort_ref);
+  u->abort_ref = LUA_NOREF;
+  lrock_call(L, 0);
+}
+
+static void drop_abort(lua_State *L, request_ud *u) {
+  if (u->abort_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, u->abort_ref);
+  u->abort_ref = LUA_NOREF;
+}
+
 
 /* ---- request bodies to temp files ---- */
 
@@ -183,6 +205,10 @@ static void handler(rock_http_req_t *req, void *data) {
   }
   request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
   u->req = req;
+  u->s = s;
+  u->abort_ref = LUA_NOREF;
+  req->abort_arg = u;
+  req->on_abort = on_client_gone;
   luaL_setmetatable(L, REQUEST_MT);
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
   lua_setiuservalue(L, -2, 1);
@@ -215,6 +241,8 @@ static void answer(lua_State *L, request_ud *u, int status, const char *headers,
                    const char *body, size_t len, int fd, uint64_t size) {
   rock_http_req_t *req = u->req;
   u->req = NULL;
+  drop_abort(L, u);
+  req->abort_arg = NULL;
   serve_t *s = request_server(L);
   lua_State *saved = s ? s->L : NULL;
   if (s) s->L = L;
@@ -262,6 +290,19 @@ static int l_request_respond_file(lua_State *L) {
   return 0;
 }
 
+/* handle:on_abort(fn): fn() runs once if the client goes away before the
+ * answer (nil: none). */
+static int l_request_on_abort(lua_State *L) {
+  request_ud *u = luaL_checkudata(L, 1, REQUEST_MT);
+  if (!lua_isnil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  drop_abort(L, u);
+  if (u->req && !lua_isnil(L, 2)) {
+    lua_pushvalue(L, 2);
+    u->abort_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  return 0;
+}
+
 /* handle:answered() */
 static int l_request_answered(lua_State *L) {
   request_ud *u = luaL_checkudata(L, 1, REQUEST_MT);
@@ -277,6 +318,8 @@ static int l_request_gc(lua_State *L) {
   static const char msg[] = "{\"error\":\"the request was never answered\"}";
   rock_http_req_t *req = u->req;
   u->req = NULL;
+  drop_abort(L, u);
+  req->abort_arg = NULL;
   req->keep_alive = 0;
   char *b = req->user;
   req->user = NULL;
@@ -560,6 +603,7 @@ static const luaL_Reg request_methods[] = {
     {"respond", l_request_respond},
     {"respond_file", l_request_respond_file},
     {"answered", l_request_answered},
+    {"on_abort", l_request_on_abort},
     {NULL, NULL},
 };
 

@@ -62,6 +62,7 @@ typedef struct rock_http_req {
   char peer[48]; /* the client's address (TCP), or "" (unix socket) */
   rock_http_conn_t *conn; /* NULL once the client went away */
   void *user;             /* free for the handler's use */
+  void *abort_arg;        /* free for the handler's use, e.g. by on_abort */
   /* Set by a handler that answers later: called once if the client goes
    * away before the answer (the request is then an orphan; the handler
    * still calls rock_http_respond, which only frees it). */

@@ -144,6 +144,10 @@ local function answer(req, ok, res)
   elseif ok then
     handle:respond(status, lines, body)
   end
+  if not ok and req._gone then -- cancelled as its client went away: nobody to answer
+    handle:respond(499, "", "")
+    return
+  end
   if not ok then
     local e = res
     log.error("http", "%s %s: handler failed: %s%s", req.method, req.path, message_of(e),
@@ -183,6 +187,12 @@ function Server:_request(req, handle)
   setmetatable(req, Request)
   local t = task.spawn(request_task, self, req)
   t.quiet = true -- run answers and logs the handler's failures itself
+  -- a client that goes away cancels what its handler waits on (a command
+  -- in a sandbox is then interrupted by its rocklet, as for any caller)
+  handle:on_abort(function()
+    req._gone = true
+    task.cancel(t, errors.new("cancelled", "the client went away"))
+  end)
   self._tasks[t] = true
   self._ntasks = self._ntasks + 1
 end

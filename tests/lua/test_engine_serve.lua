@@ -9,7 +9,7 @@ local json = rock.json
 
 local image = "rock-test/debian:12"
 local function ok(env, what)
-  if type(env) ~= "table" or env.status ~= "Success" then error((what or "call") .. ": " .. json.encode(env), 2) end
+  if type(env) ~= "table" or env.status ~= "Success" then error((type(what) == "string" and what or "call") .. ": " .. json.encode(env), 2) end
   return env.result
 end
 

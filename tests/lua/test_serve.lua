@@ -14,7 +14,7 @@ local image = os.getenv("ROCK_TEST_IMAGE") or "local"
 local srv = S.start{ backend = backend }
 local function ok(env, what)
   if type(env) ~= "table" or env.status ~= "Success" then
-    error((what or "call") .. ": " .. json.encode(env), 2)
+    error((type(what) == "string" and what or "call") .. ": " .. json.encode(env), 2)
   end
   return env.result
 end
@@ -176,6 +176,21 @@ T.test("two hundred requests from several clients at once, no error", function()
   for _, it in ipairs(list.items) do if it.sandbox_id == id then found = true end end
   T.ok(found, "the sandbox is in the list")
   T.eq(#ok(srv.post("sandboxes/batch", { sandbox_ids = { id, "rk-nope" } })).statuses, 1)
+  ok(srv.post("stop", { sandbox_id = id }))
+  ok(srv.post("delete", { sandbox_id = id }))
+end)
+
+T.test("a client that goes away mid-command: the command is interrupted, the session free", function()
+  local id = S.start_sandbox(srv, { image = image })
+  ok(srv.post("create_session", { sandbox_id = id, session = "g" }))
+  local sleep = string.format("sleep 47.%d", math.random(1, 1 << 30))
+  local gave_up = pcall(srv.raw, { method = "POST", path = "/apis/envs/sandbox/v1/run_in_session", timeout = 1,
+    body = json.encode{ sandbox_id = id, session = "g", command = sleep, check = "ignore" } })
+  T.eq(gave_up, false) -- the client's own timeout
+  -- without the cancel the session would stay busy for 47 s
+  local r = ok(srv.post("run_in_session", { sandbox_id = id, session = "g", command = "echo free", timeout = 20 }))
+  T.eq(r.output, "free\n")
+  T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
   ok(srv.post("stop", { sandbox_id = id }))
   ok(srv.post("delete", { sandbox_id = id }))
 end)
