@@ -2,6 +2,7 @@
  * bytes, so n appends cost O(n) copies in all. */
 #include "buf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,4 +35,26 @@ void rock_buf_free(rock_buf_t *b) {
   free(b->data);
   b->data = NULL;
   b->len = b->cap = 0;
+}
+
+int rock_buf_vprintf(rock_buf_t *b, const char *fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  if (n < 0 || rock_buf_reserve(b, (size_t)n)) {
+    va_end(again);
+    return -1;
+  }
+  vsnprintf(b->data + b->len, (size_t)n + 1, fmt, again);
+  va_end(again);
+  b->len += (size_t)n;
+  return 0;
+}
+
+int rock_buf_printf(rock_buf_t *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = rock_buf_vprintf(b, fmt, ap);
+  va_end(ap);
+  return rc;
 }

@@ -7,6 +7,7 @@
 #ifndef ROCK_CORE_BUF_H
 #define ROCK_CORE_BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 typedef struct {
@@ -20,6 +21,9 @@ int rock_buf_reserve(rock_buf_t *b, size_t n);
 int rock_buf_append(rock_buf_t *b, const void *p, size_t n);
 /* Append a C string. Returns 0 or -1. */
 int rock_buf_puts(rock_buf_t *b, const char *s);
+/* Append printf-style text. Returns 0 or -1. */
+int rock_buf_printf(rock_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int rock_buf_vprintf(rock_buf_t *b, const char *fmt, va_list ap);
 void rock_buf_free(rock_buf_t *b);
 
 #endif

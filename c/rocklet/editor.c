@@ -104,15 +104,9 @@ static int fail(rock_buf_t *out, int code, const char *fmt, ...)
 static int fail(rock_buf_t *out, int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char small[1];
-  int n = vsnprintf(small, 1, fmt, ap);
+  int rc = rock_buf_vprintf(out, fmt, ap);
   va_end(ap);
-  if (n < 0 || rock_buf_reserve(out, (size_t)n)) return -1;
-  va_start(ap, fmt);
-  vsnprintf(out->data + out->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  out->len += n;
-  return code;
+  return rc ? -1 : code;
 }
 
 /* The path as Python's pathlib prints it: repeated slashes and "."
@@ -275,7 +269,7 @@ static int view(const rock_editor_req_t *q, const char *p, int isdir, rock_buf_t
     if (q->view_range_set)
       return fail(out, 10, "The `view_range` parameter is not allowed when `path` points to "
                   "a directory.");
-    return rock__printf(out, "Here's the files and directories up to 2 levels deep in %s, "
+    return rock_buf_printf(out, "Here's the files and directories up to 2 levels deep in %s, "
                         "excluding hidden items:\n", p) || rock__list_dir(out, p) ||
            rock_buf_puts(out, "\n") ? -1 : 0;
   }
@@ -363,7 +357,7 @@ static int str_replace(rock_editor_t *ed, const rock_editor_req_t *q, const char
     for (const char *s = t, *e = t + text.len; !rc; no++) {
       const char *nl = memchr(s, '\n', e - s), *end = nl ? nl : e;
       if (!old.len || memmem(s, end - s, o, old.len))
-        rc = rock__printf(&lines, "%s%zu", any++ ? ", " : "", no);
+        rc = rock_buf_printf(&lines, "%s%zu", any++ ? ", " : "", no);
       if (!nl) break;
       s = nl + 1;
     }
@@ -386,8 +380,8 @@ static int str_replace(rock_editor_t *ed, const rock_editor_req_t *q, const char
     size_t to = line + SNIPPET_LINES + count_char(w, new.len, '\n') + 1, b, e;
     slice_lines(edited.data, edited.len, from, to, &b, &e);
     rock_buf_t desc = {0};
-    rc = rock__printf(out, "The file %s has been edited. ", p) ||
-         rock__printf(&desc, "a snippet of %s", p) ||
+    rc = rock_buf_printf(out, "The file %s has been edited. ", p) ||
+         rock_buf_printf(&desc, "a snippet of %s", p) ||
          rock__view(out, edited.data + b, e - b, desc.data, (long long)from + 1) ||
          rock_buf_puts(out, "Review the changes and make sure they are as expected. Edit the "
                        "file again if necessary.") ? -1 : 0;
@@ -439,7 +433,7 @@ static int insert(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
   }
   if (!rc) rc = write_text(ed, p, &edited, &enc, &raw, out);
   if (!rc)
-    rc = rock__printf(out, "The file %s has been edited. ", p) ||
+    rc = rock_buf_printf(out, "The file %s has been edited. ", p) ||
          rock__view(out, snip.data, snip.len, "a snippet of the edited file",
                     k - SNIPPET_LINES + 1 > 1 ? k - SNIPPET_LINES + 1 : 1) ||
          rock_buf_puts(out, "Review the changes and make sure they are as expected (correct "
@@ -458,7 +452,7 @@ static int undo(rock_editor_t *ed, const char *p, rock_buf_t *out) {
   rock_buf_t text = {0};
   rock__enc_t enc;
   rc = rock__decode(&text, e->data, e->len, &enc) ||
-       rock__printf(out, "Last edit to %s undone successfully. ", p) ||
+       rock_buf_printf(out, "Last edit to %s undone successfully. ", p) ||
        rock__view(out, text.data, text.len, p, 1) ? -1 : 0;
   rock_buf_free(&text);
   unlink_entry(ed, e);

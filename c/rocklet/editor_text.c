@@ -124,10 +124,10 @@ int rock__encode(rock_buf_t *out, const char *text, size_t n, const rock__enc_t 
         q += l2;
       }
       if (end - pos > 1)
-        rc = rock__printf(msg, "'latin-1' codec can't encode characters in position %zu-%zu: "
+        rc = rock_buf_printf(msg, "'latin-1' codec can't encode characters in position %zu-%zu: "
                           "ordinal not in range(256)", pos, end - 1);
       else
-        rc = rock__printf(msg, "'latin-1' codec can't encode character '\\%s%0*x' in position "
+        rc = rock_buf_printf(msg, "'latin-1' codec can't encode character '\\%s%0*x' in position "
                           "%zu: ordinal not in range(256)",
                           cp > 0xFFFF ? "U" : "u", cp > 0xFFFF ? 8 : 4, cp, pos);
       return rc ? -1 : 1;
@@ -169,12 +169,12 @@ int rock__view(rock_buf_t *out, const char *content, size_t n, const char *desc,
     content = cut.data, n = cut.len;
   }
   if (!rc) rc = rock__expandtabs(&text, content, n);
-  if (!rc) rc = rock__printf(out, "Here's the result of running `cat -n` on %s:\n", desc);
+  if (!rc) rc = rock_buf_printf(out, "Here's the result of running `cat -n` on %s:\n", desc);
   const char *s = text.data ? text.data : "", *e = s + text.len;
   for (long long line = init_line; !rc; line++) {
     const char *nl = memchr(s, '\n', e - s);
     const char *end = nl ? nl : e;
-    rc = rock__printf(out, "%6lld\t", line) || rock_buf_append(out, s, end - s) ||
+    rc = rock_buf_printf(out, "%6lld\t", line) || rock_buf_append(out, s, end - s) ||
          rock_buf_append(out, "\n", 1);
     if (!nl) break;
     s = nl + 1;
@@ -182,17 +182,4 @@ int rock__view(rock_buf_t *out, const char *content, size_t n, const char *desc,
   rock_buf_free(&cut);
   rock_buf_free(&text);
   return rc ? -1 : 0;
-}
-
-int rock__printf(rock_buf_t *out, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0 || rock_buf_reserve(out, (size_t)n)) return -1;
-  va_start(ap, fmt);
-  vsnprintf(out->data + out->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  out->len += n;
-  return 0;
 }

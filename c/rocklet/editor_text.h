@@ -43,7 +43,5 @@ int rock__expandtabs(rock_buf_t *out, const char *s, size_t n);
 int rock__view(rock_buf_t *out, const char *content, size_t n, const char *desc,
                long long init_line);
 
-/* Append printf-style text to out. 0 or -1. */
-int rock__printf(rock_buf_t *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif
