@@ -110,6 +110,22 @@ function T.read(path)
   return s
 end
 
+--- A SWE task on a git repo made in dir: files ({name = text}) committed
+--- as its base commit; fields (instance_id, problem_statement, ...) added.
+--- The lists are JSON lists even when empty.
+function T.git_task(dir, files, fields)
+  os.execute("mkdir -p '" .. dir .. "'")
+  for name, text in pairs(files) do T.write(dir .. "/" .. name, text) end
+  local out, ok = T.sh("cd '" .. dir .. "' && git init -q && git add -A && "
+    .. "git -c user.name=t -c user.email=t@t commit -qm base && git rev-parse HEAD")
+  assert(ok, out)
+  local json = rock.json
+  local t = { repo = "local/calc", repo_dir = dir, base_commit = out:gsub("%s+$", ""),
+    FAIL_TO_PASS = json.array(), PASS_TO_PASS = json.array(), test_patch = "" }
+  for k, v in pairs(fields or {}) do t[k] = v end
+  return t
+end
+
 --- The rock executable running this test.
 function T.rock_exe()
   return (T.sh("readlink /proc/" .. rock.core.getpid() .. "/exe"):gsub("%s+$", ""))

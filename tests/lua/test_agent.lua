@@ -20,16 +20,8 @@ local n_repo = 0
 --- A git repo with a buggy calc.py at its base commit; returns a task.
 local function make_task(id)
   n_repo = n_repo + 1
-  local dir = string.format("%s/repo%d", root, n_repo)
-  os.execute("mkdir -p " .. dir)
-  write(dir .. "/calc.py", "def add(a, b):\n    return a - b\n")
-  write(dir .. "/README", "calc\n")
-  local out, ok = T.sh("cd " .. dir .. " && git init -q && git add -A && "
-    .. "git -c user.name=t -c user.email=t@t commit -qm base && git rev-parse HEAD")
-  assert(ok, out)
-  return { instance_id = id or ("local__calc-" .. n_repo), repo = "local/calc", repo_dir = dir,
-    base_commit = out:gsub("%s+$", ""), problem_statement = "add() subtracts instead of adding.",
-    FAIL_TO_PASS = json.array(), PASS_TO_PASS = json.array(), test_patch = "" }
+  return T.git_task(string.format("%s/repo%d", root, n_repo), { ["calc.py"] = "def add(a, b):\n    return a - b\n", README = "calc\n" },
+    { instance_id = id or ("local__calc-" .. n_repo), problem_statement = "add() subtracts instead of adding." })
 end
 
 local FIX = { tool = "str_replace_editor", command = "str_replace", path = nil,
