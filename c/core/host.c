@@ -6,6 +6,7 @@
 #include <lualib.h>
 #include <luv/luv.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,7 +44,25 @@ static const char *lua_dir(char *buf, size_t cap) {
   return ROCK_INSTALL_LUA_DIR;
 }
 
+/* A write to a peer that went away (a client of rock serve, a rocklet)
+ * must fail that connection with EPIPE, not end the host with SIGPIPE.
+ * A handler that does nothing, rather than SIG_IGN: an exec resets a
+ * handled signal to its default but keeps an ignored one ignored, so the
+ * commands a recipe starts (io.popen, os.execute) still die of SIGPIPE as
+ * `yes | head` expects. A program that chose its own disposition keeps it. */
+static void on_sigpipe(int sig) { (void)sig; }
+
+static void quiet_sigpipe(void) {
+  struct sigaction old, sa = {.sa_handler = on_sigpipe, .sa_flags = SA_RESTART};
+  if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+      !(old.sa_flags & SA_SIGINFO)) {
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPIPE, &sa, NULL);
+  }
+}
+
 rock_host_t *rock_host_new(const char **err) {
+  quiet_sigpipe();
   rock_host_t *h = calloc(1, sizeof *h);
   if (!h || uv_loop_init(&h->loop)) {
     free(h);

@@ -1,4 +1,5 @@
-/* client.c: libcurl multi on libuv (see client.h).
+/* client.c: libcurl multi on libuv (see client.h); plain.c's requests
+ * ride the same transfer handles.
  * Flow: curl asks to watch sockets (socket_cb -> uv_poll) and to set a timer
  * (timer_cb -> uv_timer); their callbacks call curl_multi_socket_action,
  * then collect_done() moves finished transfers to the done queue; the idle
@@ -18,6 +19,7 @@
 
 #include "../core/buf.h"
 #include "../core/log.h"
+#include "plain.h"
 
 struct rock_http_xfer {
   rock_http_client_t *client;
@@ -41,6 +43,7 @@ struct rock_http_xfer {
   curl_socket_t new_fd;          /* a connection made for this transfer */
   rock_http_xfer_t *next_done;
   rock_http_xfer_t *prev, *next; /* the client's list of transfers */
+  rock_plain_req_t *plain;       /* a request plain.c carries (no easy) */
 };
 
 struct rock_http_client {
@@ -54,6 +57,7 @@ struct rock_http_client {
   CURL *spare[16];         /* easy handles of finished transfers, for reuse */
   int nspare;
   struct sock *socks;      /* every socket watched */
+  rock_plain_t *plain;     /* rock's own peers, without curl (plain.c) */
   int closing, handles;
 };
 
@@ -157,14 +161,7 @@ static int connect_errno(rock_http_xfer_t *x) {
   long os = 0;
   curl_easy_getinfo(x->easy, CURLINFO_OS_ERRNO, &os);
   if (!x->socket_path) return (int)os;
-  struct sockaddr_un a = {.sun_family = AF_UNIX};
-  if (strlen(x->socket_path) >= sizeof a.sun_path) return (int)os;
-  strcpy(a.sun_path, x->socket_path);
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return (int)os;
-  int e = connect(fd, (struct sockaddr *)&a, sizeof a) ? errno : EAGAIN;
-  close(fd);
-  return e;
+  return rock_http_probe_unix(x->socket_path);
 }
 
 /* Completions are popped one at a time: a callback may cancel (free) any
@@ -371,6 +368,20 @@ static int timer_cb(CURLM *m, long ms, void *userp) {
   return 0;
 }
 
+/* A plain.c request is done (called from the loop, outside curl): as in
+ * deliver(), the transfer leaves the client's list before its callback. */
+static void plain_done(void *data, const rock_http_response_t *r) {
+  rock_http_xfer_t *x = data;
+  x->plain = NULL;
+  rock_http_client_t *c = x->client;
+  if (x->prev) x->prev->next = x->next;
+  else if (c->xfers == x) c->xfers = x->next;
+  if (x->next) x->next->prev = x->prev;
+  x->prev = x->next = NULL;
+  x->fn(x->data, r);
+  xfer_free(x);
+}
+
 int rock_http_client_init(rock_http_client_t **out, uv_loop_t *loop) {
   static int global_done;
   if (!global_done) {
@@ -380,6 +391,10 @@ int rock_http_client_init(rock_http_client_t **out, uv_loop_t *loop) {
   rock_http_client_t *c = calloc(1, sizeof *c);
   if (!c) return ROCK_E_NO_MEMORY;
   c->loop = loop;
+  if (rock_plain_init(&c->plain, loop)) {
+    free(c);
+    return ROCK_E_NO_MEMORY;
+  }
   c->multi = curl_multi_init();
   curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
   curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
@@ -406,6 +421,15 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   x->next = c->xfers;
   if (c->xfers) c->xfers->prev = x;
   c->xfers = x;
+  if (rock_plain_takes(c->plain, req)) {
+    rock_err e = rock_plain_request(c->plain, req, plain_done, x, &x->plain);
+    if (e) {
+      xfer_free(x);
+      return e;
+    }
+    if (out) *out = x;
+    return ROCK_E_OK;
+  }
   x->easy = c->nspare ? c->spare[--c->nspare] : curl_easy_init();
   if (!x->easy) {
     xfer_free(x);
@@ -496,8 +520,17 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   return ROCK_E_OK;
 }
 
+int rock_http_client_local_pending(const rock_http_client_t *c) {
+  return rock_plain_local_pending(c->plain);
+}
+
 void rock_http_xfer_cancel(rock_http_xfer_t *x) {
   rock_http_client_t *c = x->client;
+  if (x->plain) {
+    rock_plain_cancel(x->plain);
+    xfer_free(x);
+    return;
+  }
   /* still in curl, or already queued for delivery? */
   rock_http_xfer_t **pp = &c->done_head, *prev = NULL;
   while (*pp && *pp != x) prev = *pp, pp = &(*pp)->next_done;
@@ -516,9 +549,11 @@ void rock_http_client_close(rock_http_client_t *c) {
   c->done_head = c->done_tail = NULL;
   while (c->xfers) {
     rock_http_xfer_t *x = c->xfers;
-    curl_multi_remove_handle(c->multi, x->easy); /* no-op if already out */
+    if (x->plain) rock_plain_cancel(x->plain);
+    else curl_multi_remove_handle(c->multi, x->easy); /* no-op if already out */
     xfer_free(x);
   }
+  rock_plain_close(c->plain);
   c->handles = 2;
   curl_multi_cleanup(c->multi); /* may close sockets: socket_cb above */
   while (c->nspare) curl_easy_cleanup(c->spare[--c->nspare]);

@@ -1,9 +1,12 @@
-/* client.h: HTTP client on libcurl's multi interface, driven by a libuv loop.
- * No blocking call and no thread per request: curl's sockets are watched
- * with uv_poll and its timer with a uv_timer. Connections are kept alive in
- * the multi handle's cache (also over unix sockets). Completions are queued
- * and delivered from a uv_idle callback, never from inside a curl callback,
- * so a done callback may start new requests. lua_http.c is the Lua face. */
+/* client.h: the host's HTTP client, driven by a libuv loop. Plain HTTP/1.1
+ * to rock's own peers (unix sockets, numeric addresses; plain.c) goes over
+ * kept-alive libuv streams; the rest over libcurl's multi interface: no
+ * blocking call and no thread per request, curl's sockets watched with
+ * uv_poll and its timer with a uv_timer, connections kept alive in the
+ * multi handle's cache. curl's completions are queued and delivered from a
+ * uv_idle callback, plain's from its read callback once the connection is
+ * handed back; never from inside curl or the parser, so a done callback may
+ * start or cancel requests. lua_http.c is the Lua face. */
 #ifndef ROCK_HTTP_CLIENT_H
 #define ROCK_HTTP_CLIENT_H
 
@@ -70,5 +73,10 @@ rock_err rock_http_client_request(rock_http_client_t *c,
                                   rock_http_xfer_t **out);
 /* Abandon a transfer: its callback will not run. */
 void rock_http_xfer_cancel(rock_http_xfer_t *x);
+
+/* Requests under way to a peer on this machine over a unix socket (a
+ * rocklet, the engine) that plain.c carries: the host's loop polls briefly
+ * before it sleeps only while one is (lua/rock/task.lua). */
+int rock_http_client_local_pending(const rock_http_client_t *c);
 
 #endif

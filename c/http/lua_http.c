@@ -1,6 +1,7 @@
 /* lua_http.c: the Lua face of client.c, registered into rock.core as
  *   id = core.http_request(opts, cb)   cb(res) or cb(nil, err), later
  *   core.http_cancel(id)               the callback will not run
+ *   n = core.http_local_pending()      requests under way to unix sockets
  * opts: {method=, url=, headers={k=v}|{"K: v"}, body= | body_file= (a file
  *        sent as the body, streamed), timeout=, unix_socket=,
  *        peer_pid= (the unix socket's server must be this process),
@@ -277,8 +278,17 @@ static int l_http_cancel(lua_State *L) {
   return 1;
 }
 
+/* n = core.http_local_pending(): requests under way to a unix socket
+ * peer (task.lua polls briefly before sleeping only while n > 0). */
+static int l_http_local_pending(lua_State *L) {
+  lrock_ctx_t *ctx = lrock_ctx(L);
+  lua_pushinteger(L, ctx->http ? rock_http_client_local_pending(ctx->http) : 0);
+  return 1;
+}
+
 const luaL_Reg lrock_http_funcs[] = {
     {"http_request", l_http_request},
     {"http_cancel", l_http_cancel},
+    {"http_local_pending", l_http_local_pending},
     {NULL, NULL},
 };

@@ -30,7 +30,8 @@ typedef struct rock_host rock_host_t;
 const char *rock_version(void);
 
 /* A new host on a new loop. NULL on failure, with a message in *err (static
- * storage) when err is not NULL. */
+ * storage) when err is not NULL. A process whose SIGPIPE disposition is
+ * still the default gets a handler that does nothing (docs/c-api.md). */
 rock_host_t *rock_host_new(const char **err);
 
 /* Run a recipe file with arg = {[0]=path, argv...} as the lua command does.

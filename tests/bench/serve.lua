@@ -19,7 +19,7 @@ end
 local exe = io.popen("readlink /proc/" .. rock.core.getpid() .. "/exe"):read("l")
 local home = os.getenv("ROCK_HOME") .. "-serve"
 local log = home .. ".log"
-local server = io.popen(string.format("ROCK_SPIN_US=${SERVE_SPIN_US:-0} ROCK_HOME=%s %s serve --port 0 --backend local >%s 2>&1 & echo $!", home, exe, log)):read("l")
+local server = io.popen(string.format("ROCK_HOME=%s %s serve --port 0 --backend local >%s 2>&1 & echo $!", home, exe, log)):read("l")
 local url
 for _ = 1, 200 do
   local f = io.open(log)
