@@ -6,6 +6,8 @@
 -- A message is formatted only when its level is printed. rock.log(level,
 -- fmt, ...) (init.lua) is M.log, area "lua". Recipes' progress bars and
 -- summaries are UI, printed by the recipes themselves, not logged.
+-- M.buffered is for lines logged per request (rock serve): they may wait
+-- up to ~100 ms (or 4 KiB) to go out together; warn and error never wait.
 local core = require "rock.core"
 
 local M = {}
@@ -30,6 +32,39 @@ function M.warn(area, fmt, ...) emit("warn", area, fmt, ...) end
 ---@param area string
 ---@param fmt string
 function M.error(area, fmt, ...) emit("error", area, fmt, ...) end
+
+local FLUSH_MS = 100
+local timer -- a luv timer flushing the buffered lines, while some wait
+
+local function flush_soon()
+  local uv = require "luv"
+  if not timer then
+    timer = uv.new_timer()
+    timer:unref() -- never keeps the loop alive: exit flushes too
+  end
+  timer:start(FLUSH_MS, 0, core.log_flush)
+end
+
+--- Log a line that may wait in a buffer (at most ~100 ms, 4 KiB, or
+--- until the next unbuffered line or exit): for lines logged per request,
+--- where a write(2) each would cost more than the request. warn and error
+--- lines are written at once.
+---@param level "debug"|"info"|"warn"|"error"
+---@param area string
+---@param fmt string
+function M.buffered(level, area, fmt, ...)
+  if not core.log_enabled(level) then return end
+  local msg = select("#", ...) > 0 and string.format(fmt, ...) or tostring(fmt)
+  if core.log_buffered(level, area, msg) then flush_soon() end
+end
+
+--- Write the buffered lines now.
+function M.flush() core.log_flush() end
+
+--- The level printed when ROCK_LOG does not say (warn unless set):
+--- rock serve sets info, so its request lines show by default.
+---@param level "debug"|"info"|"warn"|"error"
+function M.set_default(level) core.log_default(level) end
 
 --- Would a line at this level be printed?
 ---@param level "debug"|"info"|"warn"|"error"
