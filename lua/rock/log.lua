@@ -12,8 +12,20 @@ local core = require "rock.core"
 
 local M = {}
 
+-- level -> printed?, asked of C once (the level changes only through
+-- M.set_default, which clears it)
+local on = {}
+local function enabled(level)
+  local v = on[level]
+  if v == nil then
+    v = core.log_enabled(level)
+    on[level] = v
+  end
+  return v
+end
+
 local function emit(level, area, fmt, ...)
-  if not core.log_enabled(level) then return end
+  if not enabled(level) then return end
   local msg = select("#", ...) > 0 and string.format(fmt, ...) or tostring(fmt)
   core.log(level, area, msg)
 end
@@ -53,7 +65,7 @@ end
 ---@param area string
 ---@param fmt string
 function M.buffered(level, area, fmt, ...)
-  if not core.log_enabled(level) then return end
+  if not enabled(level) then return end
   local msg = select("#", ...) > 0 and string.format(fmt, ...) or tostring(fmt)
   if core.log_buffered(level, area, msg) then flush_soon() end
 end
@@ -64,12 +76,15 @@ function M.flush() core.log_flush() end
 --- The level printed when ROCK_LOG does not say (warn unless set):
 --- rock serve sets info, so its request lines show by default.
 ---@param level "debug"|"info"|"warn"|"error"
-function M.set_default(level) core.log_default(level) end
+function M.set_default(level)
+  core.log_default(level)
+  on = {}
+end
 
 --- Would a line at this level be printed?
 ---@param level "debug"|"info"|"warn"|"error"
 ---@return boolean
-function M.enabled(level) return core.log_enabled(level) end
+function M.enabled(level) return enabled(level) end
 
 --- rock.log(level, fmt, ...): a line in area "lua".
 ---@param level "debug"|"info"|"warn"|"error"
