@@ -263,6 +263,7 @@ local function dispatch(srv, req)
     local w = pool[n]
     pool[n] = nil
     srv._starting, w.direct = true, true
+    w.t.cancel_err = nil -- a cancel of this task since its last request was not for this one
     local ok, r = coroutine.resume(w.co, req)
     srv._starting, w.direct = false, false
     if not ok then -- not reached: run's failures are caught in the worker
