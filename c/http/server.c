@@ -875,7 +875,7 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
   }
   int head_only = !strcmp(req->method, "HEAD");
   req_free(req);
-  char hbuf[1024], *heap;
+  char hbuf[4096], *heap;
   size_t hl;
   char *head = make_head(hbuf, sizeof hbuf, &heap, &hl, status, ctype, headers, len, keep);
   if (!head) { /* no memory for the head: the client sees the close */
@@ -888,6 +888,10 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
   if (head_only || fd >= 0) {
     free(owned);
     conn_write(c, head, hl, NULL, 0, NULL);
+  } else if (head == hbuf && len <= sizeof hbuf - hl) { /* small: one buffer, one write */
+    if (len) memcpy(hbuf + hl, body, len);
+    free(owned);
+    conn_write(c, hbuf, hl + len, NULL, 0, NULL);
   } else {
     conn_write(c, head, hl, body, len, owned);
   }
