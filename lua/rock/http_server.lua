@@ -236,9 +236,7 @@ end
 local function worker(srv, w, req)
   local t = w.t or task.current()
   w.t, w.co = t, coroutine.running()
-  while req do
-    req._worker = w
-    w.req = req
+  while req do -- req._worker = w and w.req = req: set by dispatch
     local ok, err = pcall(run, srv, req)
     w.req = nil
     t.cancel_err = nil -- a cancel meant for this request that it never saw
@@ -262,6 +260,7 @@ local function dispatch(srv, req)
   if n > 0 and not srv._starting then
     local w = pool[n]
     pool[n] = nil
+    req._worker, w.req = w, req
     srv._starting, w.direct = true, true
     w.t.cancel_err = nil -- a cancel of this task since its last request was not for this one
     local ok, r = coroutine.resume(w.co, req)
@@ -273,7 +272,8 @@ local function dispatch(srv, req)
     end
     return
   end
-  local w = {}
+  local w = { req = req } -- a client gone before it starts cancels it too
+  req._worker = w
   srv._waiting[w] = true
   w.t = task.spawn(worker, srv, w, req)
   w.t.quiet = true

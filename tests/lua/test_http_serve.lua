@@ -505,6 +505,10 @@ T.test("handlers that wait, fail, are cancelled or answer at once share the work
     return { body = "now " .. req.query.n }
   end }
   local function get(path) return rock.http.request{ url = s4.url .. path } end
+  -- the first request (no idle worker yet) of a client that goes away at once
+  T.eq(raw(s4.port, "GET /gate?name=g0 HTTP/1.1\r\n\r\n", true), "")
+  while not gone.g0 do rock.sleep(0.001) end
+  T.eq(gone.g0, "cancelled")
   for i = 1, 6 do -- one connection: each request on the worker the one before left
     T.eq(get("/now?n=" .. i).body, "now " .. i)
     T.eq(get("/wait?n=" .. i).body, "waited " .. i)
