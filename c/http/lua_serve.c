@@ -15,8 +15,9 @@
  * A body larger than opts.body_to_file (or chunked) goes to a temp file as
  * it arrives, deleted once the answer is sent (or the request dies).
  * Callbacks run on the thread that called into the server (an answer may
- * start the next pipelined request), else on the main state; they only
- * queue work (lua/rock/http_server.lua spawns a task per request). */
+ * start the next pipelined request), else on the main state
+ * (lua/rock/http_server.lua starts the request on a worker task there and
+ * then, which may answer before on_request returns). */
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
