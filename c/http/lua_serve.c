@@ -1,17 +1,23 @@
 /* lua_serve.c: the Lua face of server.c (and multipart.c), registered into
  * rock.core as
- *   srv = core.http_serve(opts, on_request)  a server on the loop
+ *   srv = core.http_serve(opts, on_request [, on_abort])  a server on the loop
  *   srv:port()  srv:drain(cb)  srv:close()  srv:stats()
  *   parts = core.multipart_parse(opts)       multipart/form-data, in C
+ *   core.log_buffered(level, area, msg)  core.log_flush()  core.log_default(level)
  * on_request(req, handle) runs on the loop for each whole request: req is
- * {method=, path=, raw_query=, headers=, body= | body_file=, peer=}, handle
- * a rock.http_request userdata answered once with handle:respond(status,
+ * {method=, path=, raw_query=, headers=, body= | body_file=, peer=,
+ * _handle=handle} (with opts.request_mt as its metatable), handle a
+ * rock.http_request userdata answered once with handle:respond(status,
  * header_lines, body) or handle:respond_file(status, header_lines, path).
+ * on_abort(req) runs, once, for a request still unanswered when
+ * on_request returned whose client went away (one function per server;
+ * handle:on_abort(fn) sets one per request instead).
  * A body larger than opts.body_to_file (or chunked) goes to a temp file as
  * it arrives, deleted once the answer is sent (or the request dies).
  * Callbacks run on the thread that called into the server (an answer may
- * start the next pipelined request), else on the main state; they only
- * queue work (lua/rock/http_server.lua spawns a task per request). */
+ * start the next pipelined request), else on the main state
+ * (lua/rock/http_server.lua starts the request on a worker task there and
+ * then, which may answer before on_request returns). */
 #include <errno.h>
 #include <fcntl.h>
 #include <lauxlib.h>
@@ -41,6 +47,8 @@ typedef struct lrock_serve {
   int self_ref;    /* the userdata, while open: a listening server is kept */
   int handler_ref; /* on_request */
   int drained_ref; /* drain's callback, until it runs */
+  int abort_ref;   /* on_abort(req), or LUA_NOREF */
+  int mt_ref;      /* opts.request_mt, or LUA_NOREF */
   uint64_t body_to_file;
   char *tmpdir;
 } serve_t;
@@ -49,6 +57,8 @@ typedef struct {
   rock_http_req_t *req; /* NULL once answered */
   serve_t *s;
   int abort_ref;        /* handle:on_abort's function, or LUA_NOREF */
+  int req_ref;          /* the request table for the server's on_abort
+                         * while unanswered, or LUA_NOREF */
 } request_ud;
 
 static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
@@ -59,17 +69,29 @@ static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
  * collected, so req (and this callback) never outlive it. */
 static void on_client_gone(rock_http_req_t *req) {
   request_ud *u = req->abort_arg;
-  if (!u || u->abort_ref == LUA_NOREF) return;
-  lua_State *L = cb_state(u->s);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, u->abort_ref);
-  luaL_unref(L, LUA_REGISTRYINDEX, u->abort_ref);
-  u->abort_ref = LUA_NOREF;
-  lrock_call(L, 0);
+  if (!u) return;
+  serve_t *s = u->s;
+  lua_State *L = cb_state(s);
+  if (u->abort_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, u->abort_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, u->abort_ref);
+    u->abort_ref = LUA_NOREF;
+    lrock_call(L, 0);
+  }
+  if (u->req_ref != LUA_NOREF && s->abort_ref != LUA_NOREF) {
+    int ref = u->req_ref;
+    u->req_ref = LUA_NOREF;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->abort_ref);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    lrock_call(L, 1);
+  }
 }
 
 static void drop_abort(lua_State *L, request_ud *u) {
   if (u->abort_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, u->abort_ref);
-  u->abort_ref = LUA_NOREF;
+  if (u->req_ref != LUA_NOREF) luaL_unref(L, LUA_REGISTRYINDEX, u->req_ref);
+  u->abort_ref = u->req_ref = LUA_NOREF;
 }
 
 
@@ -178,7 +200,7 @@ static void handler(rock_http_req_t *req, void *data) {
   }
   lua_State *L = cb_state(s);
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
-  lua_createtable(L, 0, 8);
+  lua_createtable(L, 0, 12); /* room for what Lua adds (query, _gone, ...) */
   lua_pushstring(L, req->method);
   lua_setfield(L, -2, "method");
   lua_pushstring(L, req->path);
@@ -206,13 +228,28 @@ static void handler(rock_http_req_t *req, void *data) {
   request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
   u->req = req;
   u->s = s;
-  u->abort_ref = LUA_NOREF;
+  u->abort_ref = u->req_ref = LUA_NOREF;
   req->abort_arg = u;
   req->on_abort = on_client_gone;
   luaL_setmetatable(L, REQUEST_MT);
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
   lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "_handle");
+  if (s->mt_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->mt_ref);
+    lua_setmetatable(L, -3);
+  }
+  int watch = s->abort_ref != LUA_NOREF;
+  if (watch) { /* a copy of req under the call, for on_abort */
+    lua_pushvalue(L, -2);
+    lua_insert(L, -4);
+  }
   lrock_call(L, 2);
+  if (!watch) return;
+  /* req holds the handle, so u is alive; answered: nothing to watch */
+  if (u->req && u->req_ref == LUA_NOREF) u->req_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  else lua_pop(L, 1);
 }
 
 /* ---- answering ---- */
@@ -359,7 +396,9 @@ static void serve_close(lua_State *L, serve_t *s) {
   luaL_unref(L, LUA_REGISTRYINDEX, s->handler_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, s->drained_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, s->self_ref);
-  s->handler_ref = s->drained_ref = s->self_ref = LUA_NOREF;
+  luaL_unref(L, LUA_REGISTRYINDEX, s->abort_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->mt_ref);
+  s->handler_ref = s->drained_ref = s->self_ref = s->abort_ref = s->mt_ref = LUA_NOREF;
 }
 
 static void close_serves(lrock_ctx_t *ctx) {
@@ -442,10 +481,15 @@ static uint64_t opt_size(lua_State *L, const char *k, uint64_t dflt) {
 }
 
 /* core.http_serve{host=, port= | unix_socket=, max_body=, body_to_file=,
- * max_header=, max_conns=, idle_timeout=, tmpdir=}, on_request */
+ * max_header=, max_conns=, idle_timeout=, tmpdir=, request_mt=},
+ * on_request [, on_abort] */
 static int l_http_serve(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
+  lua_getfield(L, 1, "request_mt");
+  if (!lua_isnil(L, -1)) luaL_argcheck(L, lua_istable(L, -1), 1, "'request_mt' must be a table");
+  lua_pop(L, 1);
   lrock_ctx_t *ctx = lrock_ctx(L);
   const char *host = lrock_opt_string(L, 1, "host");
   const char *unix_socket = lrock_opt_string(L, 1, "unix_socket");
@@ -478,7 +522,7 @@ static int l_http_serve(lua_State *L) {
   *sp = s;
   s->ctx = ctx;
   s->body_to_file = body_to_file;
-  s->handler_ref = s->drained_ref = s->self_ref = LUA_NOREF;
+  s->handler_ref = s->drained_ref = s->self_ref = s->abort_ref = s->mt_ref = LUA_NOREF;
   int rc = host ? rock_http_server_start_tcp(&s->srv, ctx->loop, host, (int)port, &o, handler, s)
                 : rock_http_server_start(&s->srv, ctx->loop, unix_socket, &o, handler, s);
   if (rc) {
@@ -498,6 +542,13 @@ static int l_http_serve(lua_State *L) {
   }
   lua_pushvalue(L, 2);
   s->handler_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  if (!lua_isnoneornil(L, 3)) {
+    lua_pushvalue(L, 3);
+    s->abort_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  lua_getfield(L, 1, "request_mt");
+  if (lua_istable(L, -1)) s->mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  else lua_pop(L, 1);
   lua_pushvalue(L, -1);
   s->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   s->next = ctx->serves;
@@ -592,6 +643,34 @@ static int l_multipart_parse(lua_State *L) {
   return 1;
 }
 
+/* ---- buffered log lines (c/core/log.c; here as rock serve's request
+ * lines are their user) ---- */
+
+static const char *const LEVELS[] = {"debug", "info", "warn", "error", NULL};
+
+/* core.log_buffered(level, area, message) -> true when the line went into
+ * an empty buffer (the caller flushes within ~100 ms: rock.log does). */
+static int l_log_buffered(lua_State *L) {
+  int level = luaL_checkoption(L, 1, NULL, LEVELS);
+  const char *area = luaL_checkstring(L, 2);
+  const char *msg = luaL_checkstring(L, 3);
+  lua_pushboolean(L, rock_log_buffered(level, area, "%s", msg));
+  return 1;
+}
+
+/* core.log_flush(): write the buffered lines now. */
+static int l_log_flush(lua_State *L) {
+  (void)L;
+  rock_log_flush();
+  return 0;
+}
+
+/* core.log_default(level): the level when ROCK_LOG does not set one. */
+static int l_log_default(lua_State *L) {
+  rock_log_default(luaL_checkoption(L, 1, NULL, LEVELS));
+  return 0;
+}
+
 /* ---- registration ---- */
 
 static const luaL_Reg server_methods[] = {
@@ -630,5 +709,8 @@ static int l_http_serve_entry(lua_State *L) {
 const luaL_Reg lrock_serve_funcs[] = {
     {"http_serve", l_http_serve_entry},
     {"multipart_parse", l_multipart_parse},
+    {"log_buffered", l_log_buffered},
+    {"log_flush", l_log_flush},
+    {"log_default", l_log_default},
     {NULL, NULL},
 };

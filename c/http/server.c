@@ -23,7 +23,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -59,6 +58,8 @@ struct rock_http_server {
   int draining;
   void (*drained)(void *arg); /* drain's callback, until it runs */
   void *drained_arg;
+  rock_buf_t spare; /* an input buffer a drained connection gave back, for
+                     * the next read (no 64 KiB malloc and free a request) */
 };
 
 /* A connection. Allocated in on_connection, freed when both its handles
@@ -172,6 +173,20 @@ static void wake_waiting(rock_http_server_t *s) {
   s->waking = 0;
 }
 
+/* A connection is done with its input buffer: keep one for the server's
+ * next read, free the others. */
+static void in_release(rock_http_conn_t *c) {
+  rock_http_server_t *s = c->server;
+  if (!s->spare.data && c->in.data && !s->closing) {
+    s->spare = c->in;
+    s->spare.len = 0;
+    c->in = (rock_buf_t){0};
+  } else {
+    rock_buf_free(&c->in);
+  }
+  c->in_off = 0;
+}
+
 static void conn_closed(uv_handle_t *h) {
   rock_http_conn_t *c = h->data;
   if (--c->handles > 0) return;
@@ -270,10 +285,35 @@ static void write_done(uv_write_t *w, int status) {
   else if (c->server->draining && conn_idle(c)) conn_close(c);
 }
 
-/* Queue head[0..hl) and body[0..len) (copied unless owned, which is
- * freed once written). */
+/* Send head[0..hl) and body[0..len) (copied unless owned, which is
+ * freed once written). With nothing queued on a connection that stays
+ * open, what the socket takes at once is written right here (most
+ * answers: no write request, no callback, no loop turn); the rest is
+ * queued. */
 static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
                        const char *body, size_t len, char *owned) {
+  if (!c->writes && !c->linger && !c->server->draining) {
+    uv_buf_t t[2];
+    unsigned nt = 0;
+    if (hl) t[nt++] = uv_buf_init((char *)head, hl);
+    if (len) t[nt++] = uv_buf_init((char *)body, len);
+    int n = nt ? uv_try_write(&c->handle.s, t, nt) : 0;
+    if (n > 0) {
+      size_t k = (size_t)n;
+      if (k >= hl) {
+        body += k - hl;
+        len -= k - hl;
+        hl = 0;
+      } else {
+        head += k;
+        hl -= k;
+      }
+    }
+    if (!hl && !len) {
+      free(owned);
+      return;
+    }
+  }
   size_t copy = owned ? 0 : len;
   write_t *wr = malloc(sizeof *wr + hl + copy);
   if (!wr) {
@@ -289,7 +329,7 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
   unsigned nb = 1;
   if (owned && len) {
     b[0] = uv_buf_init(wr->data, hl);
-    b[1] = uv_buf_init(owned, len);
+    b[1] = uv_buf_init((char *)body, len); /* inside owned */
     nb = 2;
   } else {
     b[0] = uv_buf_init(wr->data, hl + copy);
@@ -434,10 +474,7 @@ static void feed(rock_http_conn_t *c) {
       break;
     }
   }
-  if (!c->closing && c->in_off == c->in.len) { /* nothing held when drained */
-    rock_buf_free(&c->in);
-    c->in_off = 0;
-  }
+  if (!c->closing && c->in_off == c->in.len) in_release(c); /* nothing held when drained */
   set_reading(c);
   c->feeding = 0;
 }
@@ -450,6 +487,10 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
     memmove(c->in.data, c->in.data + c->in_off, left);
     c->in.len = left;
     c->in_off = 0;
+  }
+  if (!c->in.data && c->server->spare.data) { /* the server's spare buffer */
+    c->in = c->server->spare;
+    c->server->spare = (rock_buf_t){0};
   }
   /* at most READ_AHEAD bytes with the NUL rock_buf keeps */
   size_t room = ROCK_HTTP_READ_AHEAD - 1 - left;
@@ -761,15 +802,52 @@ static void file_pump(rock_http_conn_t *c) {
   }
 }
 
-/* Append printf's output to b; -1 when out of memory. */
-static int head_printf(rock_buf_t *b, const char *fmt, ...) {
-  char line[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(line, sizeof line, fmt, ap);
-  va_end(ap);
-  if (n < 0 || n >= (int)sizeof line) return -1;
-  return rock_buf_append(b, line, n);
+/* Append s[0..n) at *p (room checked by the caller). */
+static char *put(char *p, const char *s, size_t n) {
+  memcpy(p, s, n);
+  return p + n;
+}
+
+/* Append v in decimal at p. */
+static char *put_u64(char *p, uint64_t v) {
+  char d[24];
+  int n = 0;
+  do d[n++] = (char)('0' + v % 10); while ((v /= 10));
+  while (n) *p++ = d[--n];
+  return p;
+}
+
+/* The answer's head in buf (cap bytes) or, when larger, a malloc'ed block
+ * (*heap); NULL when out of memory. Sets *hl. */
+static char *make_head(char *buf, size_t cap, char **heap, size_t *hl, int status,
+                       const char *ctype, const char *headers, uint64_t len, int keep) {
+  const char *rs = reason(status);
+  size_t cl = ctype ? strlen(ctype) : 0, hdl = headers ? strlen(headers) : 0;
+  size_t need = 9 + 12 + strlen(rs) + (ctype ? 16 + cl : 0) + hdl + 40 + 19 + 2;
+  char *h = buf;
+  *heap = NULL;
+  if (need > cap && !(h = *heap = malloc(need))) return NULL;
+  char *p = put(h, "HTTP/1.1 ", 9);
+  if (status < 0 || status > 999) status = 500;
+  *p++ = (char)('0' + status / 100);
+  *p++ = (char)('0' + status / 10 % 10);
+  *p++ = (char)('0' + status % 10);
+  *p++ = ' ';
+  p = put(p, rs, strlen(rs));
+  p = put(p, "\r\n", 2);
+  if (ctype) {
+    p = put(p, "Content-Type: ", 14);
+    p = put(p, ctype, cl);
+    p = put(p, "\r\n", 2);
+  }
+  p = put(p, headers ? headers : "", hdl);
+  p = put(p, "Content-Length: ", 16);
+  p = put_u64(p, len);
+  p = put(p, "\r\n", 2);
+  if (!keep) p = put(p, "Connection: close\r\n", 19);
+  p = put(p, "\r\n", 2);
+  *hl = (size_t)(p - h);
+  return h;
 }
 
 /* Answer req: status, then ctype (a Content-Type) or headers (lines), the
@@ -797,14 +875,10 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
   }
   int head_only = !strcmp(req->method, "HEAD");
   req_free(req);
-  rock_buf_t head = {0};
-  int bad = head_printf(&head, "HTTP/1.1 %d %s\r\n", status, reason(status));
-  if (ctype) bad |= head_printf(&head, "Content-Type: %s\r\n", ctype);
-  if (headers) bad |= rock_buf_append(&head, headers, strlen(headers));
-  bad |= head_printf(&head, "Content-Length: %zu\r\n%s\r\n", len,
-                         keep ? "" : "Connection: close\r\n");
-  if (bad) { /* no memory for the head: the client sees the close */
-    rock_buf_free(&head);
+  char hbuf[4096], *heap;
+  size_t hl;
+  char *head = make_head(hbuf, sizeof hbuf, &heap, &hl, status, ctype, headers, len, keep);
+  if (!head) { /* no memory for the head: the client sees the close */
     free(owned);
     if (fd >= 0) close(fd);
     conn_close(c);
@@ -813,11 +887,15 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
   if (!keep) c->linger = 1;
   if (head_only || fd >= 0) {
     free(owned);
-    conn_write(c, head.data, head.len, NULL, 0, NULL);
+    conn_write(c, head, hl, NULL, 0, NULL);
+  } else if (head == hbuf && len <= sizeof hbuf - hl) { /* small: one buffer, one write */
+    if (len) memcpy(hbuf + hl, body, len);
+    free(owned);
+    conn_write(c, hbuf, hl + len, NULL, 0, NULL);
   } else {
-    conn_write(c, head.data, head.len, body, len, owned);
+    conn_write(c, head, hl, body, len, owned);
   }
-  rock_buf_free(&head);
+  free(heap);
   if (c->closing) {
     if (fd >= 0) close(fd);
     return;
@@ -916,10 +994,15 @@ static int listen_backlog(void) {
 }
 
 /* The listener's close callback: the server goes once closed too. */
+static void server_free(rock_http_server_t *s) {
+  rock_buf_free(&s->spare);
+  free(s);
+}
+
 static void listener_closed(uv_handle_t *h) {
   rock_http_server_t *s = h->data;
   s->listener_closed = 1;
-  if (s->closing) free(s);
+  if (s->closing) server_free(s);
 }
 
 static void listener_close(rock_http_server_t *s) {
@@ -1013,7 +1096,7 @@ void rock_http_server_close(rock_http_server_t *s) {
   s->closing = 1;
   s->drained = NULL;
   while (s->conns) conn_close(s->conns);
-  if (s->listener_closed) free(s);
+  if (s->listener_closed) server_free(s);
   else listener_close(s);
 }
 

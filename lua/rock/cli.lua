@@ -57,6 +57,7 @@ function M.serve(argv)
     lease = { type = "number", help = "default idle lease in seconds (ROCK: 1800)" },
   }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]")
   local task = require "rock.task"
+  log.set_default("info") -- a line per request (docs/http-api.md) unless ROCK_LOG says otherwise
   local srv = require("rock.serve").start{ host = o.host, port = o.port, unix_socket = o.unix_socket,
     backend = o.backend, token = o.token, lease = o.lease }
   io.stdout:write("rock serve: listening on ", srv.url or o.unix_socket, "\n")

@@ -1,7 +1,10 @@
 --- rock.http.serve: an HTTP/1.1 server on the shared loop. Each request
--- is handled in a task of its own (the handler may wait: run a command,
--- call a sandbox) while the server goes on with other connections; a
--- connection is not read past its read-ahead until its answer is sent.
+-- is handled in a task (the handler may wait: run a command, call a
+-- sandbox) while the server goes on with other connections; a connection
+-- is not read past its read-ahead until its answer is sent. The tasks are
+-- workers reused from request to request: a request starts at once on an
+-- idle worker, so a handler that does not wait is answered before the
+-- loop turns (see "Workers" below).
 -- Large bodies go to temp files, multipart forms are parsed in C
 -- (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
 -- binding), c/http/server.c (the mechanism), c/http/multipart.c.
@@ -30,7 +33,7 @@ local M = {}
 ---@class rock.HttpServerRequest
 ---@field method string
 ---@field path string            without the query string, not decoded
----@field query table<string,string> decoded; of repeated keys the last wins
+---@field query table<string,string> decoded (on first use); of repeated keys the last wins
 ---@field raw_query string
 ---@field headers table<string,string> lowercased names; repeats joined with ", "
 ---@field body string|nil        the body ("" when none), unless it went to body_file
@@ -48,7 +51,6 @@ local Server = {}
 Server.__index = Server
 
 local Request = {}
-Request.__index = Request
 
 local MiB = 1024 * 1024
 
@@ -81,9 +83,15 @@ end
 -- The header lines of an answer ("Name: value\r\n" each); raises a plain
 -- string for a bad name or value (the handler's bug: a 500).
 local SERVER_OWNED = { ["content-length"] = true, connection = true, ["transfer-encoding"] = true }
-local function header_lines(h)
-  if h == nil then return "Content-Type: text/plain; charset=utf-8\r\n" end
-  if type(h) ~= "table" then error("response headers must be a table", 0) end
+local DEFAULT_LINES = "Content-Type: text/plain; charset=utf-8\r\n"
+
+-- The lines made of a headers table last time, with what it held then
+-- ({lines, n, k1, v1, k2, v2, ...}): answers often share one table (rock
+-- serve's do), so a table that still holds the same is not checked and
+-- joined again. Weak keys: a table dropped by its owner goes.
+local made = setmetatable({}, { __mode = "k" })
+
+local function build_lines(h)
   local out, ctype = {}, false
   for k, v in pairs(h) do
     if type(k) ~= "string" or not k:match("^[!#$%%&'*+%-.^_`|~%w]+$") then
@@ -97,8 +105,31 @@ local function header_lines(h)
     if lk == "content-type" then ctype = true end
     if not SERVER_OWNED[lk] then out[#out + 1] = k .. ": " .. v .. "\r\n" end
   end
-  if not ctype then out[#out + 1] = "Content-Type: text/plain; charset=utf-8\r\n" end
-  return table.concat(out)
+  if not ctype then out[#out + 1] = DEFAULT_LINES end
+  local lines = table.concat(out)
+  local snap, n = { lines, 0 }, 0
+  for k, v in pairs(h) do
+    snap[n + 3], snap[n + 4] = k, v
+    n = n + 2
+  end
+  snap[2] = n
+  made[h] = snap
+  return lines
+end
+
+local function header_lines(h)
+  if h == nil then return DEFAULT_LINES end
+  if type(h) ~= "table" then error("response headers must be a table", 0) end
+  local snap = made[h]
+  if snap then -- the same pairs as then, in the same order: the same lines
+    local i = 3
+    for k, v in pairs(h) do
+      if snap[i] ~= k or snap[i + 1] ~= v then return build_lines(h) end
+      i = i + 2
+    end
+    if i - 3 == snap[2] then return snap[1] end
+  end
+  return build_lines(h)
 end
 
 local function message_of(e)
@@ -159,7 +190,7 @@ local function answer(req, ok, res)
 end
 
 local function run(srv, req)
-  local t0 = uv.hrtime()
+  local t0 = log.enabled("debug") and uv.hrtime()
   local ok, res = xpcall(srv._handler, keep_traceback, req)
   answer(req, ok, res)
   local files = req._files
@@ -167,34 +198,108 @@ local function run(srv, req)
     req._files = nil
     for _, f in ipairs(files) do os.remove(f) end
   end
-  if log.enabled("debug") then
+  if t0 then
     log.debug("http", "%s %s ms=%.1f", req.method, req.path, (uv.hrtime() - t0) / 1e6)
   end
 end
 
--- A request's task (one function for all: no closure per request).
-local function request_task(srv, req)
-  local ok, err = pcall(run, srv, req)
-  srv._tasks[task.current()] = nil
+-- Workers. A worker is a task whose coroutine runs requests one after
+-- another: idle, it sits in srv._pool having yielded IDLE (a plain yield:
+-- rock.task does not see it parked). A request is started by resuming an
+-- idle worker right from the C callback that delivered it (w.direct):
+-- a handler that does not wait runs, answers and yields IDLE again before
+-- the callback returns. One that waits parks in rock.task.await as any
+-- task does (srv._waiting holds it) and is resumed by rock.task; done, it
+-- goes back to the pool. Without an idle worker (or inside another
+-- direct start: an answer can deliver the next pipelined request) a new
+-- worker task is spawned for the request. A worker ends, returning on a
+-- turn of rock.task (so the task is counted as done), when the pool is
+-- full or the server closed.
+local IDLE = {}       -- what an idle worker yields
+local MAX_IDLE = 32   -- idle workers kept
+local GONE_ERR = "the client went away"
+
+-- A request is over: it no longer counts.
+local function request_done(srv, w)
   srv._ntasks = srv._ntasks - 1
+  if srv._waiting[w] then
+    srv._waiting[w] = nil
+    if #srv._idle_waiters > 0 then -- close_now, waiting for the handlers
+      local ws = srv._idle_waiters
+      srv._idle_waiters = {}
+      for _, wake in ipairs(ws) do wake() end
+    end
+  end
   if srv._progress then srv._progress() end
-  if not ok then error(err, 0) end
 end
 
-function Server:_request(req, handle)
-  req._handle, req._srv = handle, self
-  req.query = M.parse_query(req.raw_query)
-  setmetatable(req, Request)
-  local t = task.spawn(request_task, self, req)
-  t.quiet = true -- run answers and logs the handler's failures itself
-  -- a client that goes away cancels what its handler waits on (a command
-  -- in a sandbox is then interrupted by its rocklet, as for any caller)
-  handle:on_abort(function()
-    req._gone = true
-    task.cancel(t, errors.new("cancelled", "the client went away"))
-  end)
-  self._tasks[t] = true
-  self._ntasks = self._ntasks + 1
+local function worker(srv, w, req)
+  local t = w.t or task.current()
+  w.t, w.co = t, coroutine.running()
+  while req do -- req._worker = w and w.req = req: set by dispatch
+    local ok, err = pcall(run, srv, req)
+    w.req = nil
+    t.cancel_err = nil -- a cancel meant for this request that it never saw
+    if not ok then log.error("http", "%s %s: %s", req.method, req.path, tostring(err)) end
+    request_done(srv, w)
+    if not w.direct and (srv._closed or #srv._pool >= MAX_IDLE) then return end
+    srv._pool[#srv._pool + 1] = w
+    req = coroutine.yield(IDLE)
+  end
+  -- told to end (srv closed) from a direct resume: end on a turn of
+  -- rock.task, which then counts the task done
+  task.sleep(0)
+end
+
+-- One per server: rock.core calls it for each request (req._handle set,
+-- the server's request metatable on it).
+local function dispatch(srv, req)
+  srv._ntasks = srv._ntasks + 1
+  local pool = srv._pool
+  local n = #pool
+  if n > 0 and not srv._starting then
+    local w = pool[n]
+    pool[n] = nil
+    req._worker, w.req = w, req
+    srv._starting, w.direct = true, true
+    w.t.cancel_err = nil -- a cancel of this task since its last request was not for this one
+    local ok, r = coroutine.resume(w.co, req)
+    srv._starting, w.direct = false, false
+    if not ok then -- not reached: run's failures are caught in the worker
+      log.error("http", "a request worker failed: %s", tostring(r))
+    elseif r ~= IDLE then
+      srv._waiting[w] = true -- parked in a wait: resumed by rock.task
+    end
+    return
+  end
+  local w = { req = req } -- a client gone before it starts cancels it too
+  req._worker = w
+  srv._waiting[w] = true
+  w.t = task.spawn(worker, srv, w, req)
+  w.t.quiet = true
+end
+
+-- The server's on_abort: the client of req went away before its answer.
+-- What its handler waits on is cancelled (a command in a sandbox is then
+-- interrupted by its rocklet, as for any caller).
+local function client_gone(req)
+  req._gone = true
+  local w = req._worker
+  if w and w.req == req then task.cancel(w.t, errors.new("cancelled", GONE_ERR)) end
+end
+
+-- The metatable of srv's requests: the methods, req.query decoded on
+-- first use, req._srv.
+local function request_mt(srv)
+  return { __index = function(req, k)
+    if k == "query" then
+      local q = M.parse_query(req.raw_query)
+      rawset(req, "query", q)
+      return q
+    end
+    if k == "_srv" then return srv end
+    return Request[k]
+  end }
 end
 
 --- Start a server; returns it at once (srv.port, srv.url). Raises
@@ -226,7 +331,7 @@ function M.serve(opts)
     errors.raise("invalid_argument", "rock.http.serve: tmpdir must be a directory")
   end
   local srv = setmetatable({
-    _handler = opts.handler, _tasks = {}, _ntasks = 0, _waiters = {},
+    _handler = opts.handler, _pool = {}, _waiting = {}, _idle_waiters = {}, _ntasks = 0, _waiters = {},
     tmpdir = tmpdir,
     body_to_file = check_int(opts.body_to_file, "body_to_file", MiB),
   }, Server)
@@ -240,7 +345,8 @@ function M.serve(opts)
     max_conns = check_int(opts.max_conns, "max_conns", 4096),
     idle_timeout = idle,
     tmpdir = tmpdir,
-  }, function(req, handle) srv:_request(req, handle) end)
+    request_mt = request_mt(srv),
+  }, function(req) dispatch(srv, req) end, client_gone)
   if opts.unix_socket == nil then
     srv.port = srv._ud:port()
     srv.url = string.format(host:find(":") and "http://[%s]:%d" or "http://%s:%d", host, srv.port)
@@ -257,16 +363,32 @@ function Server:stats()
   return st
 end
 
--- Close at once: connections go, handler tasks are cancelled (each still
--- answers, to nobody, and removes its temp files) and waited for.
+-- Close at once: connections go, handlers still waiting are cancelled
+-- (each still answers, to nobody, and removes its temp files) and waited
+-- for; idle workers end.
 local function close_now(self)
+  self._closed = true
   self._ud:close()
+  local me = task.current()
   local left = {}
-  for t in pairs(self._tasks) do left[#left + 1] = t end
-  for _, t in ipairs(left) do
-    task.cancel(t, errors.new("cancelled", "the server stopped"))
+  for w in pairs(self._waiting) do
+    if w.t ~= me then left[#left + 1] = w end
   end
-  if #left > 0 then task.wait(left) end
+  for _, w in ipairs(left) do task.cancel(w.t, errors.new("cancelled", "the server stopped")) end
+  local function others_waiting()
+    for w in pairs(self._waiting) do if w.t ~= me then return true end end
+    return false
+  end
+  while others_waiting() do
+    task.await(function(done) self._idle_waiters[#self._idle_waiters + 1] = done end)
+  end
+  local pool = self._pool
+  self._pool = {}
+  for _, w in ipairs(pool) do
+    w.direct = true
+    coroutine.resume(w.co, nil)
+    w.direct = false
+  end
 end
 
 --- Stop: no new connection is taken; requests under way finish and get

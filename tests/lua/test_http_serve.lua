@@ -484,6 +484,71 @@ print("stopped")
   T.eq(out, "stopped\n")
 end)
 
+T.test("handlers that wait, fail, are cancelled or answer at once share the workers; none is left after stop", function()
+  local task = require "rock.task"
+  local live0 = task.live()
+  local H = { ["X-V"] = "1" } -- one headers table for several answers, changed between them
+  local gone = {}
+  local s4 = rock.http.serve{ port = 0, tmpdir = SRVTMP, handler = function(req)
+    if req.path == "/wait" then
+      rock.sleep(0.001)
+      return { body = "waited " .. req.query.n }
+    elseif req.path == "/gate" then
+      local ok, e = pcall(gate, req.query.name)
+      if not ok then gone[req.query.name] = e.code; error(e, 0) end
+      return { body = "opened" }
+    elseif req.path == "/h" then
+      return { headers = H, body = "h" }
+    elseif req.path == "/raise" then
+      error("broken")
+    end
+    return { body = "now " .. req.query.n }
+  end }
+  local function get(path) return rock.http.request{ url = s4.url .. path } end
+  -- the first request (no idle worker yet) of a client that goes away at once
+  T.eq(raw(s4.port, "GET /gate?name=g0 HTTP/1.1\r\n\r\n", true), "")
+  while not gone.g0 do rock.sleep(0.001) end
+  T.eq(gone.g0, "cancelled")
+  for i = 1, 6 do -- one connection: each request on the worker the one before left
+    T.eq(get("/now?n=" .. i).body, "now " .. i)
+    T.eq(get("/wait?n=" .. i).body, "waited " .. i)
+    T.eq(get("/raise").status, 500)
+  end
+  local many = {}
+  for i = 1, 40 do -- at once: more workers, then back in the pool
+    many[i] = rock.spawn(function() return get((i % 2 == 0 and "/wait?n=" or "/now?n=") .. i).body end)
+  end
+  local values = rock.wait(many)
+  for i = 1, 40 do T.eq(values[i], (i % 2 == 0 and "waited " or "now ") .. i) end
+  -- a client that goes away cancels its own handler's wait, and only that
+  local text = raw(s4.port, "GET /gate?name=g4 HTTP/1.1\r\n\r\n", true)
+  T.eq(text, "")
+  while not gone.g4 do rock.sleep(0.001) end
+  T.eq(gone.g4, "cancelled")
+  T.eq(get("/wait?n=after").body, "waited after", "the next request on that worker waits normally")
+  -- a changed headers table is answered as it is now
+  T.eq(get("/h").headers["x-v"], "1")
+  H["X-V"] = "2"
+  T.eq(get("/h").headers["x-v"], "2")
+  H["X-W"] = 3
+  local r = get("/h")
+  T.eq(r.headers["x-v"], "2")
+  T.eq(r.headers["x-w"], "3")
+  H["X-W"] = "bad\r\nvalue"
+  T.eq(get("/h").status, 500)
+  H["X-W"] = nil
+  T.eq(get("/h").status, 200)
+  -- stopped with a handler waiting: it is cancelled; every worker ends
+  local hung = rock.spawn(function() return get("/gate?name=never4") end)
+  while (waiting.never4 or 0) == 0 do rock.sleep(0.001) end
+  T.eq(s4:stats().tasks, 1)
+  s4:stop{ timeout = 0.05 }
+  T.eq(s4:stats().tasks, 0)
+  rock.wait{ hung }
+  rock.sleep(0.01) -- the idle workers end on the next turn
+  T.eq(task.live(), live0, "no worker task left")
+end)
+
 srv:stop()
 T.eq(#listdir(SRVTMP), 0)
 os.execute("rm -rf " .. tmp)

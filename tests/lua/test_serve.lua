@@ -32,6 +32,30 @@ T.test("GET / answers as ROCK's does; /metrics speaks Prometheus", function()
   T.eq(srv.raw{ path = "/nope" }.status, 404)
 end)
 
+T.test("histograms: cumulative buckets, +Inf, sum and count", function()
+  local m = require("rock.serve.metrics").new()
+  for _, v in ipairs({ 0.0001, 0.003, 0.004, 100, 1000 }) do m:observe("rock_command_seconds", v) end
+  local text = m:render({})
+  T.match(text, 'rock_command_seconds_bucket{le="0.0005"} 1\n')
+  T.match(text, 'rock_command_seconds_bucket{le="0.001"} 1\n')
+  T.match(text, 'rock_command_seconds_bucket{le="0.005"} 3\n')
+  T.match(text, 'rock_command_seconds_bucket{le="60"} 3\n')
+  T.match(text, 'rock_command_seconds_bucket{le="300"} 4\n')
+  T.match(text, 'rock_command_seconds_bucket{le="%+Inf"} 5\n')
+  T.match(text, "rock_command_seconds_count 5\n")
+  T.match(text, "rock_command_seconds_sum 1100.0071\n")
+end)
+
+T.test("a request's log line (method, path, sandbox, status, envelope, ms) is out within a second", function()
+  local env = srv.get("is_alive", { sandbox_id = "rk-log-probe" })
+  T.eq(env.status, "Success")
+  local want = "rock info serve: GET /apis/envs/sandbox/v1/is_alive rk%-log%-probe 200 Success [%d.]+ms\n"
+  local t0 = rock.uv.hrtime()
+  while not srv.log():find(want) and rock.uv.hrtime() - t0 < 1e9 do rock.sleep(0.01) end
+  T.match(srv.log(), want)
+  T.match(srv.log(), "rock info serve: GET / %- 200  [%d.]+ms\n", "the first test's GET / too")
+end)
+
 T.test("the SDK's flow: start_async, status polling, sessions, a nohup job, files, stop, delete", function()
   local id, st = S.start_sandbox(srv, { image = image, auto_clear_time_minutes = 30, auto_clear_time = 30,
     memory = "2g", cpus = 1 }, { ["X-User-Id"] = "u1", ["X-Experiment-Id"] = "exp-7", ["X-Namespace"] = "ns" })

@@ -64,6 +64,24 @@ function core.log(level, area, message) end
 ---@return boolean
 function core.log_enabled(level) end
 
+--- A line that may wait in the C logger's buffer (debug, info; warn and
+--- error go at once) until 4 KiB, the next unbuffered line, core.log_flush
+--- or exit (c/http/lua_serve.c registers it). Returns true when it went
+--- into an empty buffer: the caller flushes soon (rock.log.buffered does,
+--- within 100 ms).
+---@param level "debug"|"info"|"warn"|"error"
+---@param area string
+---@param message string
+---@return boolean
+function core.log_buffered(level, area, message) end
+
+--- Write the buffered log lines now.
+function core.log_flush() end
+
+--- The level printed when ROCK_LOG does not set one (warn unless set).
+---@param level "debug"|"info"|"warn"|"error"
+function core.log_default(level) end
+
 -- ---- HTTP (c/http/lua_http.c) --------------------------------------------
 
 --- Start an HTTP request on the loop (libcurl multi). cb(res) or
@@ -99,6 +117,7 @@ function core.http_cancel(id) end
 ---@field respond fun(self, status:integer, header_lines:string, body?:string)
 ---@field respond_file fun(self, status:integer, header_lines:string, path:string) raises io_error
 ---@field answered fun(self):boolean
+---@field on_abort fun(self, fn?:fun())               fn() once if the client goes away unanswered
 
 --- Listen (TCP on a numeric host, or a unix socket) and call
 --- on_request(req, handle) on the loop for every whole request; req is
@@ -110,10 +129,15 @@ function core.http_cancel(id) end
 --- caller's checked; the server adds Content-Length and Connection.
 --- A listening server is kept alive until closed. Raises io_error (with
 --- errno) when it cannot listen, invalid_argument for a bad host.
----@param opts {host?:string, port?:integer, unix_socket?:string, tmpdir:string, max_body?:integer, body_to_file?:integer, max_header?:integer, max_conns?:integer, idle_timeout?:number}
+--- req._handle is the handle too, and opts.request_mt (a table) req's
+--- metatable. on_abort(req), when given, runs once for a request still
+--- unanswered when on_request returned whose client went away
+--- (handle:on_abort(fn) sets one per request instead).
+---@param opts {host?:string, port?:integer, unix_socket?:string, tmpdir:string, max_body?:integer, body_to_file?:integer, max_header?:integer, max_conns?:integer, idle_timeout?:number, request_mt?:table}
 ---@param on_request fun(req:table, handle:rock.core.HttpRequestHandle)
+---@param on_abort? fun(req:table)
 ---@return rock.core.HttpServer
-function core.http_serve(opts, on_request) end
+function core.http_serve(opts, on_request, on_abort) end
 
 --- Parse a multipart/form-data body (from the file at path, streamed, or
 --- from body) into its parts, in order. Parts with a filename, and values

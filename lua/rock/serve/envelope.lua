@@ -72,22 +72,27 @@ end
 --- A field of t (a decoded body or the query), checked: kind (above),
 --- required (missing, JSON null or, for strings, blank), where ("body" or
 --- "query"). Returns the value, nil when absent and optional.
+local BOOLS = { ["true"] = true, ["false"] = false, ["True"] = true, ["False"] = false, ["1"] = true, ["0"] = false }
+
 function M.field(t, name, kind, required, where)
   local v = t[name]
   if v == json.null then v = nil end
-  where = (where or "body") .. "." .. name
   if v == nil then
-    if required then M.invalid(where, "Field required") end
+    if required then M.invalid((where or "body") .. "." .. name, "Field required") end
     return nil
+  end
+  if kind == "string" then -- the common case first
+    if type(v) ~= "string" then M.invalid((where or "body") .. "." .. name, WANT.string) end
+    if required and not v:find("%S") then M.invalid((where or "body") .. "." .. name, "Field must not be blank") end
+    return v
   end
   if kind == "integer" and type(v) == "string" and v:match("^%-?%d+$") then v = math.tointeger(tonumber(v)) end
   if kind == "number" and type(v) == "string" and tonumber(v) then v = tonumber(v) end
   if kind == "boolean" and type(v) == "string" then
-    local b = ({ ["true"] = true, ["false"] = false, ["True"] = true, ["False"] = false, ["1"] = true, ["0"] = false })[v]
+    local b = BOOLS[v]
     if b ~= nil then v = b end
   end
-  if not is_kind(v, kind) then M.invalid(where, WANT[kind] or "Input is not valid") end
-  if kind == "string" and required and not v:find("%S") then M.invalid(where, "Field must not be blank") end
+  if not is_kind(v, kind) then M.invalid((where or "body") .. "." .. name, WANT[kind] or "Input is not valid") end
   if kind == "integer" then v = math.tointeger(v) end
   return v
 end

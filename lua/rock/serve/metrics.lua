@@ -46,10 +46,13 @@ function Metrics:observe(name, value, labels, buckets, series_key)
     for i = 1, #h.buckets do s.counts[i] = 0 end
     h.series[k] = s
   end
+  -- counts[i]: values in bucket i alone (cumulated by render): one add
   local b, counts = h.buckets, s.counts
-  for i = #b, 1, -1 do -- buckets ascend: stop at the first one value exceeds
-    if value > b[i] then break end
-    counts[i] = counts[i] + 1
+  for i = 1, #b do -- buckets ascend: the first one value fits
+    if value <= b[i] then
+      counts[i] = counts[i] + 1
+      break
+    end
   end
   s.sum, s.count = s.sum + value, s.count + 1
 end
@@ -129,10 +132,12 @@ function Metrics:render(by_state)
     local h = self.histograms[name]
     for _, k in ipairs(sorted(h.series)) do
       local s = h.series[k]
+      local cum = 0
       for i, b in ipairs(h.buckets) do
         local l = { le = string.format("%g", b) }
         for lk, lv in pairs(s.labels) do l[lk] = lv end
-        out[#out + 1] = key(name .. "_bucket", l) .. " " .. s.counts[i]
+        cum = cum + s.counts[i]
+        out[#out + 1] = key(name .. "_bucket", l) .. " " .. cum
       end
       local l = { le = "+Inf" }
       for lk, lv in pairs(s.labels) do l[lk] = lv end

@@ -201,9 +201,9 @@ function Registry:reap()
     local e = self.entries[id]
     if e and e.state == "running" and now - e.last_used >= e.lease then
       log.info("serve", "sandbox %s idle for %ds: its lease lapsed, stopping it", id, math.floor(now - e.last_used))
-      pcall(self.stop, self, e, "lease_expired")
-      n = n + 1
+      n = n + 1 -- counted before the stop, which waits: the entry says stopped at once
       if self.metrics then self.metrics:inc("rock_leases_expired_total") end
+      pcall(self.stop, self, e, "lease_expired")
     end
   end
   return n

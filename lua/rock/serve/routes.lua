@@ -10,6 +10,7 @@
 local json = require "rock.json"
 local errors = require "rock.errors"
 local core = require "rock.core"
+local uv = require "luv"
 local env = require "rock.serve.envelope"
 
 local field = env.field
@@ -173,10 +174,10 @@ function M.run_in_session(srv, args)
     command = core.base64_decode(command)
     if not command then env.invalid("body.command", "Input should be valid base64") end
   end
-  local t0 = require("luv").hrtime()
+  local t0 = uv.hrtime()
   local r = sb:run_in_session{ session = field(args, "session", "string") or "default", command = command,
     timeout = timeout, max_output = field(args, "max_output", "integer") }
-  srv.metrics:command((require("luv").hrtime() - t0) / 1e9)
+  srv.metrics:command((uv.hrtime() - t0) / 1e9)
   local result = { session_type = "bash", output = r.output, exit_code = r.exit_code,
     failure_reason = r.failure_reason or "", expect_string = "", truncated = r.truncated,
     output_file = r.output_file, dropped_bytes = r.dropped_bytes }
@@ -215,11 +216,11 @@ function M.execute(srv, args)
   end
   local shell = field(args, "shell", "boolean")
   if type(cmd) == "table" and shell then cmd = table.concat(cmd, " ") end
-  local t0 = require("luv").hrtime()
+  local t0 = uv.hrtime()
   local r = sb:execute{ command = cmd, timeout = field(args, "timeout", "number") or 1200,
     cwd = field(args, "cwd", "string"), env = field(args, "env", "object"),
     max_output = field(args, "max_output", "integer") }
-  srv.metrics:command((require("luv").hrtime() - t0) / 1e9)
+  srv.metrics:command((uv.hrtime() - t0) / 1e9)
   local result = { stdout = r.stdout, stderr = r.stderr, exit_code = r.exit_code,
     failure_reason = r.failure_reason }
   if field(args, "check", "boolean") and r.exit_code ~= 0 then
