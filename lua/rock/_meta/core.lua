@@ -104,6 +104,12 @@ function core.http_request(opts, cb) end
 ---@return boolean found false when it already ended
 function core.http_cancel(id) end
 
+--- Requests under way to a unix socket peer (a rocklet, the engine) that
+--- the plain client carries: the loop polls briefly before it sleeps only
+--- while there is one (lua/rock/task.lua).
+---@return integer
+function core.http_local_pending() end
+
 -- ---- the HTTP server (c/http/lua_serve.c) --------------------------------
 
 ---@class rock.core.HttpServer  a rock.http_server userdata
