@@ -203,19 +203,16 @@ local function run(srv, req)
   end
 end
 
--- Workers. A worker is a task whose coroutine runs requests one after
--- another: idle, it sits in srv._pool having yielded IDLE (a plain yield:
--- rock.task does not see it parked). A request is started by resuming an
--- idle worker right from the C callback that delivered it (w.direct):
--- a handler that does not wait runs, answers and yields IDLE again before
--- the callback returns. One that waits parks in rock.task.await as any
--- task does (srv._waiting holds it) and is resumed by rock.task; done, it
--- goes back to the pool. Without an idle worker (or inside another
--- direct start: an answer can deliver the next pipelined request) a new
--- worker task is spawned for the request. A worker ends, returning on a
--- turn of rock.task (so the task is counted as done), when the pool is
--- full or the server closed.
-local IDLE = {}       -- what an idle worker yields
+-- Workers. A worker is a task that runs requests one after another
+-- (rock.task.idle / rock.task.hand): idle, it sits in srv._pool; a
+-- request is handed to an idle worker right from the C callback that
+-- delivered it, so a handler that does not wait runs, answers and is idle
+-- again before the callback returns. One that waits parks as any task does
+-- (srv._waiting holds it) and is resumed by rock.task; done, it goes back
+-- to the pool. Without an idle worker, or when the callback runs inside a
+-- task (an answer can deliver the next pipelined request), a new worker
+-- task is spawned for the request. A worker ends when the pool is full or
+-- the server closed.
 local MAX_IDLE = 32   -- idle workers kept
 local GONE_ERR = "the client went away"
 
@@ -234,21 +231,15 @@ local function request_done(srv, w)
 end
 
 local function worker(srv, w, req)
-  local t = w.t or task.current()
-  w.t, w.co = t, coroutine.running()
   while req do -- req._worker = w and w.req = req: set by dispatch
     local ok, err = pcall(run, srv, req)
     w.req = nil
-    t.cancel_err = nil -- a cancel meant for this request that it never saw
     if not ok then log.error("http", "%s %s: %s", req.method, req.path, tostring(err)) end
     request_done(srv, w)
-    if not w.direct and (srv._closed or #srv._pool >= MAX_IDLE) then return end
+    if srv._closed or #srv._pool >= MAX_IDLE then return end
     srv._pool[#srv._pool + 1] = w
-    req = coroutine.yield(IDLE)
+    req = task.idle()
   end
-  -- told to end (srv closed) from a direct resume: end on a turn of
-  -- rock.task, which then counts the task done
-  task.sleep(0)
 end
 
 -- One per server: rock.core calls it for each request (req._handle set,
@@ -257,19 +248,11 @@ local function dispatch(srv, req)
   srv._ntasks = srv._ntasks + 1
   local pool = srv._pool
   local n = #pool
-  if n > 0 and not srv._starting then
+  if n > 0 and not task.current() then
     local w = pool[n]
     pool[n] = nil
     req._worker, w.req = w, req
-    srv._starting, w.direct = true, true
-    w.t.cancel_err = nil -- a cancel of this task since its last request was not for this one
-    local ok, r = coroutine.resume(w.co, req)
-    srv._starting, w.direct = false, false
-    if not ok then -- not reached: run's failures are caught in the worker
-      log.error("http", "a request worker failed: %s", tostring(r))
-    elseif r ~= IDLE then
-      srv._waiting[w] = true -- parked in a wait: resumed by rock.task
-    end
+    if not task.hand(w.t, req) then srv._waiting[w] = true end -- parked in a wait
     return
   end
   local w = { req = req } -- a client gone before it starts cancels it too
@@ -384,11 +367,7 @@ local function close_now(self)
   end
   local pool = self._pool
   self._pool = {}
-  for _, w in ipairs(pool) do
-    w.direct = true
-    coroutine.resume(w.co, nil)
-    w.direct = false
-  end
+  for _, w in ipairs(pool) do task.hand(w.t, nil) end -- nil: end
 end
 
 --- Stop: no new connection is taken; requests under way finish and get

@@ -16,6 +16,7 @@ local live = 0
 local ready = {}      -- tasks to resume, with their values
 local idle            -- luv idle handle draining `ready`
 local CANCEL = {}     -- first value of a resume that aborts an await
+local IDLE = {}       -- what a task yields in M.idle
 local check_deadlines -- defined with the deadlines, below
 
 ---@class rock.Task
@@ -35,10 +36,12 @@ local function traceback(e)
   return debug.traceback(tostring(e), 2)
 end
 
+-- Resume t's coroutine; returns what it yielded (IDLE from M.idle) while
+-- it is not done.
 local function resume(t, ...)
   local co = t.co
   local ok, a, b = coroutine.resume(co, ...)
-  if coroutine.status(co) ~= "dead" then return end
+  if coroutine.status(co) ~= "dead" then return a end
   -- the body is xpcall(fn): a = its ok flag, b.. = results or error
   tasks[co] = nil
   live = live - 1
@@ -346,6 +349,31 @@ function M.cancel(t, err)
   else
     t.cancel_err = err
   end
+end
+
+--- Workers: a task that takes jobs one after another, each started at
+--- once by the code that hands it over (rock.http.serve's request
+--- workers: a handler that does not wait answers before the loop turns).
+--- Inside the task, M.idle() parks it idle: not waiting on anything, a
+--- cancel meant for its last job dropped. It returns the values of the
+--- M.hand(t, ...) that resumes it.
+function M.idle()
+  local t = M.current()
+  assert(t, "rock.task.idle: not in a task")
+  t.idle = true
+  return coroutine.yield(IDLE)
+end
+
+--- Resume the idle task t with ... right here; returns true when t is idle
+--- again (it did the job without waiting) or done, false when it waits on
+--- something (rock.task resumes it then, as any task); nil when t was not
+--- idle. Called from a loop callback, the job runs before the loop turns;
+--- called from a task, t runs nested in it until t waits or is idle.
+function M.hand(t, ...)
+  if not t.idle then return nil end
+  t.idle, t.cancel_err = nil, nil
+  local yielded = resume(t, ...)
+  return t.done or yielded == IDLE
 end
 
 ---@class rock.Semaphore

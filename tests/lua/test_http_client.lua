@@ -5,7 +5,7 @@
 -- idle connections, chunked and EOF-delimited bodies, HEAD, interim 1xx,
 -- timeouts, cancels, a drop mid-answer, a malformed answer, big and
 -- non-UTF-8 bodies, many requests at once, a socket with nobody behind it.
-local T = require "harness"
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local rock = require "rock"
 local uv = rock.uv
 
