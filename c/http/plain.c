@@ -76,7 +76,7 @@ struct rock_plain_req {
 
 static const http_parser_settings settings;
 static void conn_close(conn_t *c);
-static int start(rock_plain_req_t *r);
+static int conn_open(rock_plain_req_t *r);
 
 /* ---- targets ---------------------------------------------------------- */
 
@@ -245,7 +245,10 @@ static void lost(rock_plain_req_t *r, int uv_status) {
     r->conn = NULL;
     conn_close(c);
     r->retried = 1;
-    int e = start(r);
+    /* a new connection, not another idle one: that may be dead too (the
+     * server went since the loop last ran), and its failure would be
+     * delivered from inside rock_plain_request */
+    int e = conn_open(r);
     if (e) fail_later(r, e);
     return;
   }
