@@ -63,6 +63,7 @@ struct rock_plain_req {
   char *socket_path;   /* unix socket, or NULL for TCP */
   struct sockaddr_storage addr; /* TCP */
   long peer_pid;
+  int v6_port;         /* localhost: ::1's port, to try when 127.0.0.1 fails */
   rock_buf_t out;      /* the request's bytes */
   rock_buf_t head, body; /* the response */
   uv_timer_t *timer;   /* the whole exchange's deadline, or NULL */
@@ -95,8 +96,11 @@ static int split_url(const char *url, const char **a, const char **a_end,
   return 0;
 }
 
-/* A TCP target: a numeric address or localhost, with a port (default 80). */
-static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage *ss) {
+/* A TCP target: a numeric address or localhost, with a port (default 80).
+ * localhost is 127.0.0.1 first, then ::1 (*v6_port: its port, else 0), as
+ * curl, which never asks the resolver for it, tries both. */
+static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage *ss,
+                      int *v6_port) {
   char host[64];
   const char *hend, *port = NULL;
   if (*a == '[') {
@@ -121,7 +125,11 @@ static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage 
     pn = strtol(port, &pe, 10);
     if (pe != a_end || port == a_end || pn <= 0 || pn > 65535) return -1;
   }
-  if (!strcasecmp(host, "localhost")) strcpy(host, "127.0.0.1");
+  *v6_port = 0;
+  if (!strcasecmp(host, "localhost")) {
+    strcpy(host, "127.0.0.1");
+    *v6_port = (int)pn;
+  }
   memset(ss, 0, sizeof *ss);
   if (!uv_ip4_addr(host, (int)pn, (struct sockaddr_in *)ss)) return 0;
   if (!uv_ip6_addr(host, (int)pn, (struct sockaddr_in6 *)ss)) return 0;
@@ -134,7 +142,8 @@ int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req) {
   if (split_url(req->url, &a, &a_end, &path)) return 0;
   if (req->unix_socket) return 1;
   struct sockaddr_storage ss;
-  return p->no_proxy_env && !tcp_target(a, a_end, &ss);
+  int v6_port;
+  return p->no_proxy_env && !tcp_target(a, a_end, &ss, &v6_port);
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -409,6 +418,17 @@ static void connect_cb(uv_connect_t *req, int status) {
     conn_close(c);
     return;
   }
+  if (status < 0 && r->v6_port) { /* localhost: ::1 then */
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&r->addr;
+    uv_ip6_addr("::1", r->v6_port, a6);
+    r->v6_port = 0;
+    c->req = NULL;
+    r->conn = NULL;
+    conn_close(c);
+    int e = conn_open(r);
+    if (e) fail(r, ROCK_E_CONNECTION, -e, "Failed to connect to the server: %s", uv_strerror(e));
+    return;
+  }
   if (status < 0) {
     fail(r, ROCK_E_CONNECTION, -status, "Failed to connect to %s: %s",
          r->socket_path ? r->socket_path : "the server", uv_strerror(status));
@@ -553,7 +573,7 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
     r->socket_path = strdup(req->unix_socket);
     bad = !r->socket_path || rock_buf_printf(&key, "u%ld:%s", r->peer_pid, req->unix_socket);
   } else {
-    bad = tcp_target(a, a_end, &r->addr) ? ROCK_E_INVALID_ARGUMENT : 0;
+    bad = tcp_target(a, a_end, &r->addr, &r->v6_port) ? ROCK_E_INVALID_ARGUMENT : 0;
     if (!bad) bad = rock_buf_puts(&key, "t") || rock_buf_append(&key, a, a_end - a);
   }
   r->key = key.data;

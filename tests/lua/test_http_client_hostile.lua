@@ -317,4 +317,28 @@ while True:\
   if not ok then error(err, 0) end
 end)
 
+T.test("localhost is ::1 too, as with curl: a server bound to ::1 only answers", function()
+  local s = uv.new_tcp()
+  assert(s:bind("::1", 0))
+  local port = s:getsockname().port
+  local conns = {}
+  assert(s:listen(16, function()
+    local c = uv.new_tcp()
+    s:accept(c)
+    conns[#conns + 1] = c
+    c:read_start(function(_, d)
+      if not d then c:close() return end
+      if d:find("\r\n\r\n") then c:write(ok_answer("v6")) end
+    end)
+  end))
+  for _ = 1, 3 do
+    T.eq(rock.http.request{ url = "http://localhost:" .. port .. "/", timeout = 10 }.body, "v6")
+  end
+  s:close()
+  for _, c in ipairs(conns) do if not c:is_closing() then c:close() end end
+  -- nobody on either: connection_failed, its errno
+  local e = T.raises("connection_failed", rock.http.request, { url = "http://localhost:" .. port .. "/", timeout = 10 })
+  T.eq(e.errno, "ECONNREFUSED")
+end)
+
 T.done()
