@@ -140,7 +140,9 @@ int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req) {
   if (req->body_file || req->out_file || req->on_chunk) return 0;
   const char *a, *a_end, *path;
   if (split_url(req->url, &a, &a_end, &path)) return 0;
-  if (req->unix_socket) return 1;
+  /* a path too long for sun_path: libuv (1.44) would cut it and connect
+   * to another socket; curl refuses it ("Unix socket path too long") */
+  if (req->unix_socket) return strlen(req->unix_socket) < sizeof(struct sockaddr_un){0}.sun_path;
   struct sockaddr_storage ss;
   int v6_port;
   return p->no_proxy_env && !tcp_target(a, a_end, &ss, &v6_port);
@@ -570,6 +572,10 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
   rock_buf_t key = {0};
   int bad;
   if (req->unix_socket) {
+    if (strlen(req->unix_socket) >= sizeof(struct sockaddr_un){0}.sun_path) {
+      free(r);
+      return ROCK_E_INVALID_ARGUMENT; /* rock_plain_takes said no */
+    }
     r->socket_path = strdup(req->unix_socket);
     bad = !r->socket_path || rock_buf_printf(&key, "u%ld:%s", r->peer_pid, req->unix_socket);
   } else {

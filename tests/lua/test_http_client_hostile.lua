@@ -341,4 +341,19 @@ T.test("localhost is ::1 too, as with curl: a server bound to ::1 only answers",
   T.eq(e.errno, "ECONNREFUSED")
 end)
 
+T.test("a unix socket path too long for sun_path is refused, never cut to another socket", function()
+  local dir = tmp .. "/" .. string.rep("d", 100)
+  assert(uv.fs_mkdir(dir, 448))
+  local path = dir .. "/rocklet.sock" -- past the 107 bytes sun_path holds
+  local st = server(function(_, c) c:write(ok_answer("wrong socket")) end, { path = path:sub(1, 107) })
+  local ok, r = pcall(get, { url = "http://peer", path = path }, { timeout = 5 })
+  T.ok(not ok, "not answered by the socket at the cut path: " .. tostring(ok and r.body))
+  T.ok(rock.errors.is(r) and r.code == "http_error", tostring(r))
+  T.match(r.message, "too long")
+  T.eq(st.reqs, 0)
+  st.close()
+  os.remove(path:sub(1, 107))
+  assert(uv.fs_rmdir(dir))
+end)
+
 T.done()
