@@ -211,27 +211,27 @@ static void fail(rock_plain_req_t *r, rock_err err, int sys_errno, const char *f
 static void on_timeout(uv_timer_t *t) {
   rock_plain_req_t *r = t->data;
   if (r->later_err)
-    fail(r, ROCK_E_CONNECTION, -r->later_err, "Failed to connect: %s", uv_strerror(r->later_err));
+    fail(r, ROCK_E_CONNECTION, -r->later_err, "Failed to connect to %s: %s",
+         r->socket_path ? r->socket_path : "the server", uv_strerror(r->later_err));
   else
     fail(r, ROCK_E_TIMEOUT, 0, "Operation timed out after %ld milliseconds with %zu bytes received",
          r->timeout_ms, r->body.len);
 }
 
-/* A connect that failed at once, while resending from inside a call that
- * must not deliver (rock_plain_request): delivered from the loop instead,
- * through the request's timer. */
-static void fail_later(rock_plain_req_t *r, int uv_err) {
-  r->later_err = uv_err;
+/* A connect that failed at once (uv_tcp_connect), from inside a call that
+ * must not deliver (rock_plain_request, or a resend under it): delivered
+ * from the loop instead, through the request's timer. -1: no memory for a
+ * timer (nothing done). */
+static int fail_later(rock_plain_req_t *r, int uv_err) {
   if (!r->timer) {
-    if (!(r->timer = malloc(sizeof *r->timer))) {
-      fail(r, ROCK_E_CONNECTION, -uv_err, "Failed to connect: %s", uv_strerror(uv_err));
-      return;
-    }
+    if (!(r->timer = malloc(sizeof *r->timer))) return -1;
     uv_timer_init(r->p->loop, r->timer);
     r->p->handles++;
     r->timer->data = r;
   }
+  r->later_err = uv_err;
   uv_timer_start(r->timer, on_timeout, 0, 0);
+  return 0;
 }
 
 int rock_http_probe_unix(const char *path) {
@@ -260,7 +260,8 @@ static void lost(rock_plain_req_t *r, int uv_status) {
      * server went since the loop last ran), and its failure would be
      * delivered from inside rock_plain_request */
     int e = conn_open(r);
-    if (e) fail_later(r, e);
+    if (e && fail_later(r, e))
+      fail(r, ROCK_E_CONNECTION, -e, "Failed to connect: %s", uv_strerror(e));
     return;
   }
   int e = r->socket_path ? rock_http_probe_unix(r->socket_path) : 0;
@@ -604,10 +605,11 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
   p->reqs = r;
   if (r->socket_path) p->local++, r->counted = 1;
   if (out) *out = r;
-  if (start(r)) { /* nothing was sent: fn never runs */
+  int ce = start(r);
+  if (ce && fail_later(r, ce)) { /* its errno comes from the loop; no memory: fn never runs */
     r->fn = NULL;
     req_free(r);
-    return ROCK_E_CONNECTION;
+    return ROCK_E_NO_MEMORY;
   }
   return ROCK_E_OK;
 }

@@ -356,4 +356,11 @@ T.test("a unix socket path too long for sun_path is refused, never cut to anothe
   assert(uv.fs_rmdir(dir))
 end)
 
+T.test("a TCP connect refused at once (broadcast address: no packet leaves) carries its errno", function()
+  local e = T.raises("connection_failed", rock.http.request, { url = "http://255.255.255.255:9/", timeout = 5 })
+  T.ok(e.errno == "ENETUNREACH" or e.errno == "EACCES", "errno: " .. tostring(e.errno))
+  T.match(e.message, "Failed to connect")
+  T.eq(rock.core.http_local_pending(), 0)
+end)
+
 T.done()
