@@ -63,6 +63,7 @@ struct rock_plain_req {
   char *socket_path;   /* unix socket, or NULL for TCP */
   struct sockaddr_storage addr; /* TCP */
   long peer_pid;
+  int v6_port;         /* localhost: ::1's port, to try when 127.0.0.1 fails */
   rock_buf_t out;      /* the request's bytes */
   rock_buf_t head, body; /* the response */
   uv_timer_t *timer;   /* the whole exchange's deadline, or NULL */
@@ -76,7 +77,7 @@ struct rock_plain_req {
 
 static const http_parser_settings settings;
 static void conn_close(conn_t *c);
-static int start(rock_plain_req_t *r);
+static int conn_open(rock_plain_req_t *r);
 
 /* ---- targets ---------------------------------------------------------- */
 
@@ -95,8 +96,11 @@ static int split_url(const char *url, const char **a, const char **a_end,
   return 0;
 }
 
-/* A TCP target: a numeric address or localhost, with a port (default 80). */
-static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage *ss) {
+/* A TCP target: a numeric address or localhost, with a port (default 80).
+ * localhost is 127.0.0.1 first, then ::1 (*v6_port: its port, else 0), as
+ * curl, which never asks the resolver for it, tries both. */
+static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage *ss,
+                      int *v6_port) {
   char host[64];
   const char *hend, *port = NULL;
   if (*a == '[') {
@@ -121,7 +125,11 @@ static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage 
     pn = strtol(port, &pe, 10);
     if (pe != a_end || port == a_end || pn <= 0 || pn > 65535) return -1;
   }
-  if (!strcasecmp(host, "localhost")) strcpy(host, "127.0.0.1");
+  *v6_port = 0;
+  if (!strcasecmp(host, "localhost")) {
+    strcpy(host, "127.0.0.1");
+    *v6_port = (int)pn;
+  }
   memset(ss, 0, sizeof *ss);
   if (!uv_ip4_addr(host, (int)pn, (struct sockaddr_in *)ss)) return 0;
   if (!uv_ip6_addr(host, (int)pn, (struct sockaddr_in6 *)ss)) return 0;
@@ -132,9 +140,12 @@ int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req) {
   if (req->body_file || req->out_file || req->on_chunk) return 0;
   const char *a, *a_end, *path;
   if (split_url(req->url, &a, &a_end, &path)) return 0;
-  if (req->unix_socket) return 1;
+  /* a path too long for sun_path: libuv (1.44) would cut it and connect
+   * to another socket; curl refuses it ("Unix socket path too long") */
+  if (req->unix_socket) return strlen(req->unix_socket) < sizeof(struct sockaddr_un){0}.sun_path;
   struct sockaddr_storage ss;
-  return p->no_proxy_env && !tcp_target(a, a_end, &ss);
+  int v6_port;
+  return p->no_proxy_env && !tcp_target(a, a_end, &ss, &v6_port);
 }
 
 /* ---- requests --------------------------------------------------------- */
@@ -200,27 +211,27 @@ static void fail(rock_plain_req_t *r, rock_err err, int sys_errno, const char *f
 static void on_timeout(uv_timer_t *t) {
   rock_plain_req_t *r = t->data;
   if (r->later_err)
-    fail(r, ROCK_E_CONNECTION, -r->later_err, "Failed to connect: %s", uv_strerror(r->later_err));
+    fail(r, ROCK_E_CONNECTION, -r->later_err, "Failed to connect to %s: %s",
+         r->socket_path ? r->socket_path : "the server", uv_strerror(r->later_err));
   else
     fail(r, ROCK_E_TIMEOUT, 0, "Operation timed out after %ld milliseconds with %zu bytes received",
          r->timeout_ms, r->body.len);
 }
 
-/* A connect that failed at once, while resending from inside a call that
- * must not deliver (rock_plain_request): delivered from the loop instead,
- * through the request's timer. */
-static void fail_later(rock_plain_req_t *r, int uv_err) {
-  r->later_err = uv_err;
+/* A connect that failed at once (uv_tcp_connect), from inside a call that
+ * must not deliver (rock_plain_request, or a resend under it): delivered
+ * from the loop instead, through the request's timer. -1: no memory for a
+ * timer (nothing done). */
+static int fail_later(rock_plain_req_t *r, int uv_err) {
   if (!r->timer) {
-    if (!(r->timer = malloc(sizeof *r->timer))) {
-      fail(r, ROCK_E_CONNECTION, -uv_err, "Failed to connect: %s", uv_strerror(uv_err));
-      return;
-    }
+    if (!(r->timer = malloc(sizeof *r->timer))) return -1;
     uv_timer_init(r->p->loop, r->timer);
     r->p->handles++;
     r->timer->data = r;
   }
+  r->later_err = uv_err;
   uv_timer_start(r->timer, on_timeout, 0, 0);
+  return 0;
 }
 
 int rock_http_probe_unix(const char *path) {
@@ -245,8 +256,12 @@ static void lost(rock_plain_req_t *r, int uv_status) {
     r->conn = NULL;
     conn_close(c);
     r->retried = 1;
-    int e = start(r);
-    if (e) fail_later(r, e);
+    /* a new connection, not another idle one: that may be dead too (the
+     * server went since the loop last ran), and its failure would be
+     * delivered from inside rock_plain_request */
+    int e = conn_open(r);
+    if (e && fail_later(r, e))
+      fail(r, ROCK_E_CONNECTION, -e, "Failed to connect: %s", uv_strerror(e));
     return;
   }
   int e = r->socket_path ? rock_http_probe_unix(r->socket_path) : 0;
@@ -406,6 +421,17 @@ static void connect_cb(uv_connect_t *req, int status) {
     conn_close(c);
     return;
   }
+  if (status < 0 && r->v6_port) { /* localhost: ::1 then */
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&r->addr;
+    uv_ip6_addr("::1", r->v6_port, a6);
+    r->v6_port = 0;
+    c->req = NULL;
+    r->conn = NULL;
+    conn_close(c);
+    int e = conn_open(r);
+    if (e) fail(r, ROCK_E_CONNECTION, -e, "Failed to connect to the server: %s", uv_strerror(e));
+    return;
+  }
   if (status < 0) {
     fail(r, ROCK_E_CONNECTION, -status, "Failed to connect to %s: %s",
          r->socket_path ? r->socket_path : "the server", uv_strerror(status));
@@ -547,10 +573,14 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
   rock_buf_t key = {0};
   int bad;
   if (req->unix_socket) {
+    if (strlen(req->unix_socket) >= sizeof(struct sockaddr_un){0}.sun_path) {
+      free(r);
+      return ROCK_E_INVALID_ARGUMENT; /* rock_plain_takes said no */
+    }
     r->socket_path = strdup(req->unix_socket);
     bad = !r->socket_path || rock_buf_printf(&key, "u%ld:%s", r->peer_pid, req->unix_socket);
   } else {
-    bad = tcp_target(a, a_end, &r->addr) ? ROCK_E_INVALID_ARGUMENT : 0;
+    bad = tcp_target(a, a_end, &r->addr, &r->v6_port) ? ROCK_E_INVALID_ARGUMENT : 0;
     if (!bad) bad = rock_buf_puts(&key, "t") || rock_buf_append(&key, a, a_end - a);
   }
   r->key = key.data;
@@ -575,10 +605,11 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
   p->reqs = r;
   if (r->socket_path) p->local++, r->counted = 1;
   if (out) *out = r;
-  if (start(r)) { /* nothing was sent: fn never runs */
+  int ce = start(r);
+  if (ce && fail_later(r, ce)) { /* its errno comes from the loop; no memory: fn never runs */
     r->fn = NULL;
     req_free(r);
-    return ROCK_E_CONNECTION;
+    return ROCK_E_NO_MEMORY;
   }
   return ROCK_E_OK;
 }

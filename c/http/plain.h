@@ -25,7 +25,8 @@ void rock_plain_close(rock_plain_t *p);
 
 /* 1 when req is plain's: an http:// URL whose host is a numeric address
  * or localhost (and no proxy is set in the environment), or any http://
- * URL with unix_socket; and no body_file, out_file or on_chunk. */
+ * URL with unix_socket whose path fits in sun_path; and no body_file,
+ * out_file or on_chunk. */
 int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req);
 
 /* Start req (everything in it is copied). fn runs once, from the loop,
