@@ -366,7 +366,7 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   r->got_bytes = 1;
   size_t used = http_parser_execute(&c->parser, &settings, buf->base, (size_t)n);
   if (r->complete) { /* bytes past the answer: no pipelining here, close */
-    finish(r, used == (size_t)n && http_should_keep_alive(&c->parser));
+    finish(r, used == (size_t)n && r->complete != 101 && http_should_keep_alive(&c->parser));
     return;
   }
   if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
@@ -587,12 +587,15 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
   rock_err e = bad ? ROCK_E_NO_MEMORY : build(r, req, a, a_end, path);
   if (!e && req->timeout > 0) {
     double ms = req->timeout * 1000;
-    r->timeout_ms = ms >= 2147483647.0 ? 2147483647L : (long)ms;
+    /* whole milliseconds, at least one (curl's unit); past what a long
+     * of ms holds (math.huge) as good as none */
+    r->timeout_ms = ms >= 2147483647.0 ? 2147483647L : ms < 1 ? 1 : (long)ms;
     if (!(r->timer = malloc(sizeof *r->timer))) e = ROCK_E_NO_MEMORY;
     else {
       uv_timer_init(p->loop, r->timer);
       p->handles++;
       r->timer->data = r;
+      uv_update_time(p->loop); /* from now, not from the loop's last turn */
       uv_timer_start(r->timer, on_timeout, (uint64_t)r->timeout_ms, 0);
     }
   }
@@ -672,7 +675,8 @@ static int on_body(http_parser *hp, const char *at, size_t n) {
 
 static int on_message_complete(http_parser *hp) {
   rock_plain_req_t *r = req_of(hp);
-  if (hp->status_code >= 100 && hp->status_code < 200) return 0; /* interim */
+  /* interim; a 101 (the server switched protocols) is the last HTTP answer */
+  if (hp->status_code >= 100 && hp->status_code < 200 && hp->status_code != 101) return 0;
   r->complete = (int)hp->status_code;
   http_parser_pause(hp, 1); /* what follows is not this answer's */
   return 0;

@@ -144,6 +144,17 @@ T.test("an interim 100 Continue, then the answer", function()
   st.close()
 end)
 
+T.test("a 101 is the answer; its connection is not reused", function()
+  local st = server(function(req)
+    if req:find("^GET /up") then return "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: Upgrade\r\n\r\n" end
+    return ok_answer("after")
+  end)
+  T.eq(get(st, { path = "/up", timeout = 5 }).status, 101)
+  T.eq(get(st).body, "after")
+  T.eq(st.conns, 2)
+  st.close()
+end)
+
 T.test("timeout: an error after the time, and the next request works", function()
   local slow = true
   local st = server(function() if not slow then return ok_answer("late") end end)
