@@ -11,61 +11,20 @@ local uv = rock.uv
 
 local tmp = assert(os.getenv("ROCK_HOME"))
 
--- A server: answer(req_text, conn) returns the bytes to send (or nil to say
--- nothing) and whether to close after. Counts connections and requests.
+local raw = dofile(arg[0]:match("(.*/)") .. "raw_http.lua")
+local ok_answer, get = raw.ok_answer, raw.get
+
+-- A server whose answer(req_text, conn, st) returns the bytes to send (or
+-- nil: say nothing) and whether to close the connection after them.
 local function server(answer, path)
-  local s = path and uv.new_pipe(false) or uv.new_tcp()
-  if path then assert(s:bind(path)) else assert(s:bind("127.0.0.1", 0)) end
-  local st = { conns = 0, reqs = 0, clients = {} }
-  assert(s:listen(1024, function()
-    local c = path and uv.new_pipe(false) or uv.new_tcp()
-    s:accept(c)
-    st.conns = st.conns + 1
-    st.clients[c] = true
-    local buf = ""
-    c:read_start(function(err, data)
-      if not data then
-        st.clients[c] = nil
-        if not c:is_closing() then c:close() end
-        return
-      end
-      buf = buf .. data
-      while true do
-        local head_end = buf:find("\r\n\r\n", 1, true)
-        if not head_end then return end
-        local len = tonumber(buf:sub(1, head_end):lower():match("content%-length: *(%d+)")) or 0
-        if #buf < head_end + 3 + len then return end
-        local req = buf:sub(1, head_end + 3 + len)
-        buf = buf:sub(head_end + 4 + len)
-        st.reqs = st.reqs + 1
-        local out, close = answer(req, c, st)
-        if out then c:write(out) end
-        if close then
-          st.clients[c] = nil
-          c:close()
-          return
-        end
-      end
-    end)
-  end))
-  st.url = path and "http://peer" or ("http://127.0.0.1:" .. s:getsockname().port)
-  st.path = path
-  function st.close()
-    for c in pairs(st.clients) do if not c:is_closing() then c:close() end end
-    s:close()
-  end
-  return st
-end
-
-local function ok_answer(body, extra)
-  return "HTTP/1.1 200 OK\r\nContent-Length: " .. #body .. "\r\n" .. (extra or "") .. "\r\n" .. body
-end
-
-local function get(st, opts)
-  opts = opts or {}
-  opts.url = st.url .. (opts.path or "/")
-  opts.unix_socket = st.path
-  return rock.http.request(opts)
+  return raw.server(function(req, c, st)
+    local out, close = answer(req, c, st)
+    if out then c:write(out) end
+    if close then
+      st.clients[c] = nil
+      c:close()
+    end
+  end, { path = path })
 end
 
 T.test("keep-alive: many requests, one connection; the request's bytes are HTTP/1.1", function()
