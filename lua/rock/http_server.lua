@@ -132,10 +132,12 @@ local function header_lines(h)
   return build_lines(h)
 end
 
+-- The words of a handler's error; never raises (a table whose __tostring
+-- fails still gets its request a 500).
 local function message_of(e)
-  if errors.is(e) then return tostring(e) end
-  if type(e) == "table" and e.message then return tostring(e.message) end
-  return tostring(e)
+  if not errors.is(e) and type(e) == "table" and e.message ~= nil then e = e.message end
+  local ok, s = pcall(tostring, e)
+  return ok and s or "an error that cannot be printed"
 end
 
 local function keep_traceback(e)
@@ -234,7 +236,11 @@ local function worker(srv, w, req)
   while req do -- req._worker = w and w.req = req: set by dispatch
     local ok, err = pcall(run, srv, req)
     w.req = nil
-    if not ok then log.error("http", "%s %s: %s", req.method, req.path, tostring(err)) end
+    if not ok then -- a bug in run itself: still one answer, and the worker goes on
+      log.error("http", "%s %s: %s", req.method, req.path, message_of(err))
+      local h = req._handle
+      if not h:answered() then pcall(h.respond, h, 500, "", "") end
+    end
     request_done(srv, w)
     if srv._closed or #srv._pool >= MAX_IDLE then return end
     srv._pool[#srv._pool + 1] = w
