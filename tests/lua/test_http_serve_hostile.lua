@@ -155,6 +155,24 @@ T.test("handlers that fail oddly are answered 500 at once, and the worker goes o
   stopped_clean(srv, "odd failures")
 end)
 
+T.test("a handler that yields directly is resumed, answered, and the server stops", function()
+  local srv = rock.http.serve{ port = 0, handler = function(req)
+    if req.path == "/yield" then coroutine.yield("odd") end
+    return { body = "yielded" }
+  end }
+  -- the first request starts a new worker, the second is handed one
+  for _ = 1, 2 do
+    local ok, text = pcall(rock.timeout, 10, raw, srv.port,
+      "GET /yield HTTP/1.1\r\nConnection: close\r\n\r\n")
+    T.ok(ok, "answered: " .. tostring(text))
+    T.match(text, "\r\n\r\nyielded$")
+  end
+  local stopper = rock.spawn(function() srv:stop{ timeout = 0.05 } end)
+  T.ok(pcall(rock.timeout, 10, rock.wait, stopper), "the stop returns")
+  rock.sleep(0.01)
+  T.eq(task.live(), live0, "no worker task left")
+end)
+
 T.test("hundreds of slow and fast requests at once, then a stop with some in flight", function()
   local srv = rock.http.serve{ port = 0, handler = function(req)
     local n = tonumber(req.query.n)
