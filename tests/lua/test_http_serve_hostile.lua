@@ -173,6 +173,32 @@ T.test("a handler that yields directly is resumed, answered, and the server stop
   T.eq(task.live(), live0, "no worker task left")
 end)
 
+T.test("a handler that stops its own server is answered and the server stops", function()
+  local srv
+  local stopped_in = nil
+  srv = rock.http.serve{ port = 0, handler = function(req)
+    if req.path == "/stop" then
+      local t0 = uv.hrtime()
+      srv:stop()
+      stopped_in = (uv.hrtime() - t0) / 1e9
+      return { body = "stopping" }
+    end
+    return { body = "x" }
+  end }
+  -- the first request makes a worker; the stop comes on the second, handed
+  -- to that worker from the pool
+  T.eq(get(srv, "/x").body, "x")
+  local r = raw(srv.port, "GET /stop HTTP/1.1\r\n\r\n")
+  srv:wait()
+  -- waiting for its own request, the stop used to end by its 30 s timeout
+  T.ok(stopped_in and stopped_in < 10, "srv:stop from its own handler does not wait for itself (" ..
+    tostring(stopped_in) .. " s)")
+  T.match(r, "^HTTP/1%.1 200")
+  T.eq(r:match("\r\n\r\n(.*)$"), "stopping", "the stopping request is answered")
+  rock.sleep(0.01)
+  T.eq(task.live(), live0, "no worker task left")
+end)
+
 T.test("hundreds of slow and fast requests at once, then a stop with some in flight", function()
   local srv = rock.http.serve{ port = 0, handler = function(req)
     local n = tonumber(req.query.n)
