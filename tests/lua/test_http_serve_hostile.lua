@@ -254,4 +254,58 @@ T.test("rock.task.hand refuses tasks that are not idle, and works from a task", 
   T.eq(task.hand(w, "d"), nil, "dead")
 end)
 
+--- Run `rock serve --port 0` with ROCK_LOG unset; send n requests (each
+--- logs a buffered info line), then the signals (1 or 2 SIGTERMs); returns
+--- its stderr and exit code.
+local function serve_then_term(n, signals)
+  local exe = uv.exepath()
+  local out, err = uv.new_pipe(), uv.new_pipe()
+  local chunks, echunks = {}, {}
+  local code, eof_out, eof_err
+  local env = {}
+  for _, k in ipairs{ "PATH", "HOME", "ROCK_HOME", "ROCK_TEST_TAG", "TMPDIR" } do
+    if os.getenv(k) then env[#env + 1] = k .. "=" .. os.getenv(k) end
+  end
+  local proc, pid
+  local finished = rock.await(function(done)
+    local function maybe() if code and eof_out and eof_err then done(true) end end
+    proc, pid = uv.spawn(exe, { args = { "serve", "--port", "0", "--backend", "local" },
+      stdio = { nil, out, err }, env = env }, function(c) code = c; maybe() end)
+    assert(proc, "cannot start rock serve")
+    out:read_start(function(_, d) if d then chunks[#chunks + 1] = d else eof_out = true; maybe() end end)
+    err:read_start(function(_, d) if d then echunks[#echunks + 1] = d else eof_err = true; maybe() end end)
+    rock.spawn(function()
+      local url
+      while not url do
+        rock.sleep(0.005)
+        url = table.concat(chunks):match("listening on (http://[%d.:]+)")
+        if code then return end
+      end
+      for i = 1, n do rock.http.request{ url = url .. "/line" .. i, timeout = 20 } end
+      for _ = 1, signals do uv.kill(pid, "sigterm") end
+    end)
+    return nil
+  end)
+  out:close(); err:close(); proc:close()
+  return finished and table.concat(echunks), code
+end
+
+T.test("rock serve: no request line lost or out of order at SIGTERM, before the warn line", function()
+  for _, signals in ipairs{ 1, 2 } do
+    local text, code = serve_then_term(300, signals)
+    T.eq(code, 143, "exit status after SIGTERM")
+    local last, count, order_ok = 0, 0, true
+    local warn_at = text:find("rock warn host: SIGTERM", 1, true)
+    T.ok(warn_at, "the SIGTERM line is there: " .. text:sub(1, 300))
+    for pos, i in text:gmatch("()rock info serve: GET /line(%d+) ") do
+      i = tonumber(i)
+      if i ~= last + 1 then order_ok = false end
+      T.ok(pos < warn_at, "request line " .. i .. " comes before the warn line")
+      last, count = i, count + 1
+    end
+    T.eq(count, 300, signals .. " SIGTERM(s): every request line is there")
+    T.ok(order_ok, "request lines in order")
+  end
+end)
+
 T.done()
