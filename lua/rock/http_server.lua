@@ -132,10 +132,12 @@ local function header_lines(h)
   return build_lines(h)
 end
 
+-- The words of a handler's error; never raises (a table whose __tostring
+-- fails still gets its request a 500).
 local function message_of(e)
-  if errors.is(e) then return tostring(e) end
-  if type(e) == "table" and e.message then return tostring(e.message) end
-  return tostring(e)
+  if not errors.is(e) and type(e) == "table" and e.message ~= nil then e = e.message end
+  local ok, s = pcall(tostring, e)
+  return ok and s or "an error that cannot be printed"
 end
 
 local function keep_traceback(e)
@@ -234,7 +236,11 @@ local function worker(srv, w, req)
   while req do -- req._worker = w and w.req = req: set by dispatch
     local ok, err = pcall(run, srv, req)
     w.req = nil
-    if not ok then log.error("http", "%s %s: %s", req.method, req.path, tostring(err)) end
+    if not ok then -- a bug in run itself: still one answer, and the worker goes on
+      log.error("http", "%s %s: %s", req.method, req.path, message_of(err))
+      local h = req._handle
+      if not h:answered() then pcall(h.respond, h, 500, "", "") end
+    end
     request_done(srv, w)
     if srv._closed or #srv._pool >= MAX_IDLE then return end
     srv._pool[#srv._pool + 1] = w
@@ -260,6 +266,7 @@ local function dispatch(srv, req)
   srv._waiting[w] = true
   w.t = task.spawn(worker, srv, w, req)
   w.t.quiet = true
+  srv._workers[w.t] = w
 end
 
 -- The server's on_abort: the client of req went away before its answer.
@@ -314,7 +321,9 @@ function M.serve(opts)
     errors.raise("invalid_argument", "rock.http.serve: tmpdir must be a directory")
   end
   local srv = setmetatable({
-    _handler = opts.handler, _pool = {}, _waiting = {}, _idle_waiters = {}, _ntasks = 0, _waiters = {},
+    _handler = opts.handler, _pool = {}, _waiting = {}, _idle_waiters = {},
+    _ntasks = 0, _waiters = {},
+    _workers = setmetatable({}, { __mode = "k" }), -- task -> its worker
     tmpdir = tmpdir,
     body_to_file = check_int(opts.body_to_file, "body_to_file", MiB),
   }, Server)
@@ -374,11 +383,20 @@ end
 --- their answers (Connection: close), idle keep-alive connections close;
 --- past timeout seconds (default 30) the rest are closed and their handler
 --- tasks cancelled. Returns once stopped; safe to call twice (a second
---- call waits for the first). Waits.
+--- call waits for the first). Waits. Called from one of the server's own
+--- handlers, it cannot wait for that request: the stop starts in a task of
+--- its own and the call returns at once (the handler's answer still goes
+--- out, then its connection closes); srv:wait() elsewhere waits for the end.
 ---@param opts {timeout?: number}|nil
 function Server:stop(opts)
   local timeout = task.check_seconds(opts and opts.timeout or 30, "srv:stop: timeout")
   if self._stopped then return end
+  local me = task.current()
+  local mine = me and self._workers[me]
+  if mine and mine.req then
+    if not self._stopping then task.spawn(self.stop, self, opts) end
+    return
+  end
   if self._stopping then return self:wait() end
   self._stopping = true
   local ok, err = pcall(task.await, function(done)

@@ -36,12 +36,19 @@ local function traceback(e)
   return debug.traceback(tostring(e), 2)
 end
 
+local schedule -- defined below
+
 -- Resume t's coroutine; returns what it yielded (IDLE from M.idle) while
--- it is not done.
+-- it is not done. A task that yields by itself (coroutine.yield, not in
+-- M.await or M.idle: nothing would ever wake it, and a server stopping
+-- would wait for it for ever) gives way: it is resumed on the next turn.
 local function resume(t, ...)
   local co = t.co
   local ok, a, b = coroutine.resume(co, ...)
-  if coroutine.status(co) ~= "dead" then return a end
+  if coroutine.status(co) ~= "dead" then
+    if a ~= IDLE and not t.cancel then schedule(t) end -- await sets t.cancel
+    return a
+  end
   -- the body is xpcall(fn): a = its ok flag, b.. = results or error
   tasks[co] = nil
   live = live - 1
@@ -72,7 +79,7 @@ local function drain()
   idle:stop()
 end
 
-local function schedule(t, ...)
+function schedule(t, ...)
   local item = table.pack(t, ...)
   ready[#ready + 1] = item
   if not idle then idle = uv.new_idle() end
