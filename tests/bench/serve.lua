@@ -1,9 +1,11 @@
 -- serve.lua: the cost of the HTTP hop (tests/bench/serve).
 --   rock serve.lua N ROUNDS -> a report on stdout
--- `rock serve` runs as its own process on a loopback port, as a user's
--- server does; the client is this process's rock.http (libcurl,
--- keep-alive), as ROCK's SDK would be another process. In-process is the
--- same run_in_session on a sandbox of this process, without the hop.
+-- `rock serve` runs as its own process on a loopback port with rock's
+-- defaults, as a user's server does; the client is this process's
+-- rock.http (keep-alive; plain HTTP/1.1, c/http/plain.c), as ROCK's SDK
+-- would be another process. In-process is the same run_in_session on a
+-- sandbox of this process, without the hop. Both poll before blocking only
+-- while a rocklet call is under way (lua/rock/task.lua).
 local rock = require "rock"
 local json = rock.json
 local hr = rock.uv.hrtime
