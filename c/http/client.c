@@ -554,7 +554,7 @@ void rock_http_client_close(rock_http_client_t *c) {
     xfer_free(x);
   }
   rock_plain_close(c->plain);
-  c->handles = 2;
+  c->handles += 2; /* timer and idle; sockets closed above are counted already */
   curl_multi_cleanup(c->multi); /* may close sockets: socket_cb above */
   while (c->nspare) curl_easy_cleanup(c->spare[--c->nspare]);
   while (c->socks) sock_close(c, c->socks); /* those it did not */

@@ -173,6 +173,29 @@ int main(void) {
   REQUIRE(st.calls[0] == 1 && st.err == ROCK_E_CONNECTION);
   printf("ok   no server: connection error\n");
 
+  /* closing a client while a curl transfer (out_file: not plain's) waits
+   * on an open connection: the socket curl closes as the transfer is
+   * removed is counted with the client's handles, which are freed once,
+   * after the last close (a count overwritten there freed the client
+   * early, then again: glibc's "double free", ASan's use after free) */
+  char hold_path[sizeof a.sun_path], out_path[256];
+  snprintf(hold_path, sizeof hold_path, "%s/hold.sock", dir);
+  snprintf(out_path, sizeof out_path, "%s/out", dir);
+  struct sockaddr_un ha = {.sun_family = AF_UNIX};
+  strcpy(ha.sun_path, hold_path);
+  int hold = socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(hold >= 0 && !bind(hold, (struct sockaddr *)&ha, sizeof ha) && !listen(hold, 4));
+  rock_http_client_t *c2;
+  REQUIRE(rock_http_client_init(&c2, &loop) == ROCK_E_OK);
+  memset(&st, 0, sizeof st);
+  rock_http_request_t held = {.url = "http://t/", .unix_socket = hold_path, .out_file = out_path};
+  REQUIRE(rock_http_client_request(c2, &held, on_done, (void *)0, NULL) == ROCK_E_OK);
+  struct pollfd hp = {.fd = hold, .events = POLLIN};
+  while (poll(&hp, 1, 1) == 0) uv_run(&loop, UV_RUN_NOWAIT); /* until curl connects */
+  int waiting = accept(hold, NULL, NULL); /* never answered: curl waits on it */
+  REQUIRE(waiting >= 0);
+  for (int i = 0; i < 20; i++) uv_run(&loop, UV_RUN_NOWAIT); /* the request goes out */
+  rock_http_client_close(c2);
   rock_http_client_close(c);
   uv_close((uv_handle_t *)&dog, NULL);
   uv_run(&loop, UV_RUN_DEFAULT);
@@ -180,6 +203,12 @@ int main(void) {
   kill(child, SIGTERM);
   int status;
   REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(st.calls[0] == 0); /* closed: no callback */
+  printf("ok   a client closed with a curl transfer waiting on its connection\n");
+  close(waiting);
+  close(hold);
+  unlink(hold_path);
+  unlink(out_path);
   unlink(a.sun_path);
   rmdir(dir);
   return check_report();
