@@ -265,6 +265,31 @@ T.test("the same recipe in-process and through base_url", function()
   T.eq(mine[8], 3)
 end)
 
+T.test("a remote upload streams its body: 24 MB through base_url, the bytes arrive, RSS stays small", function()
+  local function rss_kib()
+    for line in io.lines("/proc/self/status") do
+      local kb = line:match("^VmRSS:%s+(%d+)")
+      if kb then return tonumber(kb) end
+    end
+  end
+  local src = os.getenv("ROCK_HOME") .. "/up.bin"
+  local _, made = T.sh("head -c 25165824 /dev/urandom > " .. src)
+  T.ok(made, "the file is made")
+  local want = T.sh("md5sum < " .. src):match("%x+")
+  local sb = rock.sandbox.start{ base_url = srv.url, image = image }
+  local target = "/tmp/rock-serve-up-" .. sb.id .. ".bin"
+  collectgarbage()
+  local before = rss_kib()
+  sb:upload{ path = target, file = src }
+  local grown = rss_kib() - before
+  local r = sb:execute{ command = { "sh", "-c", "md5sum < " .. target .. "; rm -f " .. target } }
+  sb:stop()
+  os.remove(src)
+  T.eq((r.stdout or r.output or ""):match("%x+"), want, "the same bytes")
+  print(string.format("   rss grew %d KiB for a 24 MB remote upload", grown))
+  T.rss_under(grown, 16 * 1024, "RSS grew less than 16 MiB")
+end)
+
 T.test("tokens: a non-loopback bind needs one; every request is checked", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
   -- no token, not loopback: refused at start

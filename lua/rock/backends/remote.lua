@@ -43,7 +43,7 @@ function M.api(sb, name, body, timeout, opts)
     req.method = "GET"
     req.url = req.url .. "?" .. body
   elseif opts.multipart then
-    req.method, req.body, req.headers["Content-Type"] = "POST", opts.multipart.body,
+    req.method, req.body_file, req.headers["Content-Type"] = "POST", opts.multipart.body_file,
       "multipart/form-data; boundary=" .. opts.multipart.boundary
   else
     req.method, req.body = "POST", json.encode(body)
@@ -146,18 +146,37 @@ function M.is_alive(sb)
   return r.is_alive == true
 end
 
--- A multipart/form-data body: fields {name = value} and one file.
-local function multipart(fields, file_name, content)
+-- A multipart/form-data body of fields {name = value} and the file at
+-- path, written to a temp file (64 KiB at a time: a file of any size costs
+-- no memory) that is sent streamed (body_file) and removed after the call.
+local function multipart(fields, file_name, path)
   local boundary = "rockboundary" .. string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
-  local parts = {}
-  for k, v in pairs(fields) do
-    parts[#parts + 1] = string.format('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n', boundary, k, v)
+  local tmp = os.tmpname()
+  local out, err = io.open(tmp, "wb")
+  if not out then errors.raise("io_error", "upload: cannot write a temp file: " .. tostring(err)) end
+  local src = io.open(path, "rb")
+  local ok, werr = pcall(function()
+    if not src then errors.raise("io_error", "upload: cannot read " .. path) end
+    for k, v in pairs(fields) do
+      out:write(string.format('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n', boundary, k, v))
+    end
+    out:write(string.format('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n' ..
+      'Content-Type: application/octet-stream\r\n\r\n', boundary, (file_name:gsub('"', "_"))))
+    while true do
+      local chunk = src:read(65536)
+      if not chunk then break end
+      assert(out:write(chunk))
+    end
+    assert(out:write("\r\n--" .. boundary .. "--\r\n"))
+  end)
+  if src then src:close() end
+  local cok = out:close()
+  if not ok or not cok then
+    os.remove(tmp)
+    if errors.is(werr) then error(werr, 0) end
+    errors.raise("io_error", "upload: cannot write the request body (disk full?): " .. tostring(werr))
   end
-  parts[#parts + 1] = string.format('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n' ..
-    'Content-Type: application/octet-stream\r\n\r\n', boundary, file_name:gsub('"', "_"))
-  parts[#parts + 1] = content
-  parts[#parts + 1] = "\r\n--" .. boundary .. "--\r\n"
-  return { boundary = boundary, body = table.concat(parts) }
+  return { boundary = boundary, body_file = tmp }
 end
 
 --- The Sandbox's rocklet calls, as API calls (Sandbox:_call).
@@ -165,11 +184,11 @@ function M.call(sb, path, body, timeout, body_file)
   local upload = path:match("^/upload%?path=(.*)$")
   if upload then
     local target = upload:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
-    local f = assert(io.open(body_file, "rb"))
-    local content = f:read("a")
-    f:close()
-    return M.api(sb, "upload", nil, timeout, { multipart = multipart({ sandbox_id = sb.id, target_path = target },
-      target:match("[^/]*$"), content) })
+    local mp = multipart({ sandbox_id = sb.id, target_path = target }, target:match("[^/]*$"), body_file)
+    local ok, res = pcall(M.api, sb, "upload", nil, timeout, { multipart = mp })
+    os.remove(mp.body_file)
+    if not ok then error(res, 0) end
+    return res
   end
   local name = path:sub(2)
   local b = {}
