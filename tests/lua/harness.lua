@@ -16,6 +16,43 @@ function T.eq(got, want, what)
   end
 end
 
+--- This process's resident memory, KiB.
+function T.rss_kib()
+  for line in io.lines("/proc/self/status") do
+    local kb = line:match("^VmRSS:%s+(%d+)")
+    if kb then return tonumber(kb) end
+  end
+end
+
+--- Send raw bytes over TCP; returns everything read until the server
+--- closes the connection, or, with want, once want answers have come
+--- (counted by their status lines); hang_up: close once written.
+function T.raw_tcp(port, bytes, hang_up, want)
+  return rock.await(function(done)
+    local tcp = rock.uv.new_tcp()
+    local buf, finished = {}, false
+    local function fin()
+      if finished then return end
+      finished = true
+      tcp:close()
+      done(table.concat(buf))
+    end
+    tcp:connect("127.0.0.1", port, function(err)
+      if err then return fin() end
+      tcp:write(bytes, function() if hang_up then fin() end end)
+      tcp:read_start(function(e, chunk)
+        if e or not chunk then return fin() end
+        buf[#buf + 1] = chunk
+        if want then
+          local _, n = table.concat(buf):gsub("HTTP/1%.1 %d%d%d", "")
+          if n >= want then fin() end
+        end
+      end)
+    end)
+    return fin
+  end)
+end
+
 --- A bound on memory (RSS) the rocklet must keep; not checked in an ASan
 --- build (ROCK_SANITIZE sets ROCK_TEST_SANITIZED=1), whose shadow memory
 --- and quarantine are not the rocklet's own.

@@ -33,37 +33,9 @@ local function run(argv)
   end)
 end
 
---- Send raw bytes over TCP; returns everything read until the server
---- closes (or resets) the connection; hang_up: close once written.
-local function raw(port, bytes, hang_up)
-  return rock.await(function(done)
-    local tcp = uv.new_tcp()
-    local buf, finished = {}, false
-    local function fin()
-      if finished then return end
-      finished = true
-      tcp:close()
-      done(table.concat(buf))
-    end
-    tcp:connect("127.0.0.1", port, function(err)
-      if err then return fin() end
-      tcp:write(bytes, function() if hang_up then fin() end end)
-      tcp:read_start(function(e, chunk)
-        if e or not chunk then fin() else buf[#buf + 1] = chunk end
-      end)
-    end)
-    return fin
-  end)
-end
+local raw = T.raw_tcp
 
 local function status_of(text) return tonumber(text:match("^HTTP/1%.1 (%d%d%d)")) end
-
-local function rss_kib()
-  for line in io.lines("/proc/self/status") do
-    local kb = line:match("^VmRSS:%s+(%d+)")
-    if kb then return tonumber(kb) end
-  end
-end
 
 local function file_size(path)
   local f = io.open(path, "rb")
@@ -323,11 +295,11 @@ T.test("multipart upload: a 50 MB file streamed to a temp file, RSS stays small"
   local tail = fh:read(16)
   fh:close()
   collectgarbage()
-  local before = rss_kib()
+  local before = T.rss_kib()
   local out, c = run{ "curl", "-s", "-F", "file=@" .. path .. ";type=application/x-test",
                       "-F", "target_path=/tmp/x y", "-F", "sandbox_id=sb-1", srv.url .. "/form" }
   T.eq(c, 0)
-  local grown = rss_kib() - before
+  local grown = T.rss_kib() - before
   local form = json.decode(out)
   T.eq(form.file.filename, "big.bin")
   T.eq(form.file.content_type, "application/x-test")

@@ -10,34 +10,7 @@ local rock = require "rock"
 local uv = rock.uv
 local task = require "rock.task"
 
---- Send raw bytes over TCP; returns everything read until the server
---- closes the connection, or, with want, once want answers have come
---- (counted by their status lines); hang_up: close once written.
-local function raw(port, bytes, hang_up, want)
-  return rock.await(function(done)
-    local tcp = uv.new_tcp()
-    local buf, finished = {}, false
-    local function fin()
-      if finished then return end
-      finished = true
-      tcp:close()
-      done(table.concat(buf))
-    end
-    tcp:connect("127.0.0.1", port, function(err)
-      if err then return fin() end
-      tcp:write(bytes, function() if hang_up then fin() end end)
-      tcp:read_start(function(e, chunk)
-        if e or not chunk then return fin() end
-        buf[#buf + 1] = chunk
-        if want then
-          local _, n = table.concat(buf):gsub("HTTP/1%.1 %d%d%d", "")
-          if n >= want then fin() end
-        end
-      end)
-    end)
-    return fin
-  end)
-end
+local raw = T.raw_tcp
 
 local function bodies(text)
   local out, pos = {}, 1

@@ -266,12 +266,6 @@ T.test("the same recipe in-process and through base_url", function()
 end)
 
 T.test("a remote upload streams its body: 24 MB through base_url, the bytes arrive, RSS stays small", function()
-  local function rss_kib()
-    for line in io.lines("/proc/self/status") do
-      local kb = line:match("^VmRSS:%s+(%d+)")
-      if kb then return tonumber(kb) end
-    end
-  end
   local src = os.getenv("ROCK_HOME") .. "/up.bin"
   local _, made = T.sh("head -c 25165824 /dev/urandom > " .. src)
   T.ok(made, "the file is made")
@@ -279,9 +273,9 @@ T.test("a remote upload streams its body: 24 MB through base_url, the bytes arri
   local sb = rock.sandbox.start{ base_url = srv.url, image = image }
   local target = "/tmp/rock-serve-up-" .. sb.id .. ".bin"
   collectgarbage()
-  local before = rss_kib()
+  local before = T.rss_kib()
   sb:upload{ path = target, file = src }
-  local grown = rss_kib() - before
+  local grown = T.rss_kib() - before
   local r = sb:execute{ command = { "sh", "-c", "md5sum < " .. target .. "; rm -f " .. target } }
   sb:stop()
   os.remove(src)
