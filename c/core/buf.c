@@ -40,7 +40,15 @@ void rock_buf_free(rock_buf_t *b) {
 int rock_buf_vprintf(rock_buf_t *b, const char *fmt, va_list ap) {
   va_list again;
   va_copy(again, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  /* one pass when the text fits the room left (the usual case) */
+  size_t room = b->cap - b->len; /* with the NUL's byte; 0 for an empty buffer */
+  int n = vsnprintf(room ? b->data + b->len : NULL, room, fmt, ap);
+  if (n >= 0 && (size_t)n < room) {
+    va_end(again);
+    b->len += (size_t)n;
+    return 0;
+  }
+  if (room) b->data[b->len] = 0; /* the cut text is not kept */
   if (n < 0 || rock_buf_reserve(b, (size_t)n)) {
     va_end(again);
     return -1;
@@ -49,6 +57,12 @@ int rock_buf_vprintf(rock_buf_t *b, const char *fmt, va_list ap) {
   va_end(again);
   b->len += (size_t)n;
   return 0;
+}
+
+int rock_buf_putu(rock_buf_t *b, unsigned long long v) {
+  char d[24], *p = d + sizeof d;
+  do *--p = (char)('0' + v % 10); while (v /= 10);
+  return rock_buf_append(b, p, (size_t)(d + sizeof d - p));
 }
 
 int rock_buf_printf(rock_buf_t *b, const char *fmt, ...) {

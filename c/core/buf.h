@@ -24,6 +24,8 @@ int rock_buf_puts(rock_buf_t *b, const char *s);
 /* Append printf-style text. Returns 0 or -1. */
 int rock_buf_printf(rock_buf_t *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int rock_buf_vprintf(rock_buf_t *b, const char *fmt, va_list ap);
+/* Append v in decimal (no printf: on hot paths). Returns 0 or -1. */
+int rock_buf_putu(rock_buf_t *b, unsigned long long v);
 void rock_buf_free(rock_buf_t *b);
 
 #endif

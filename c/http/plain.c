@@ -530,7 +530,7 @@ static int build(rock_plain_req_t *r, const rock_http_request_t *req,
   const char *method = req->method ? req->method : has_body ? "POST" : "GET";
   r->is_head = !strcmp(method, "HEAD");
   rock_buf_t *o = &r->out;
-  int bad = rock_buf_printf(o, "%s ", method);
+  int bad = rock_buf_puts(o, method) | rock_buf_puts(o, " ");
   if (!path) bad |= rock_buf_puts(o, "/");
   else {
     size_t pl = strcspn(path, "#");
@@ -554,7 +554,8 @@ static int build(rock_plain_req_t *r, const rock_http_request_t *req,
   }
   if (!has_header(req->headers, "Content-Length") &&
       (has_body || !strcmp(method, "POST") || !strcmp(method, "PUT") || !strcmp(method, "PATCH")))
-    bad |= rock_buf_printf(o, "Content-Length: %zu\r\n", has_body ? req->body_len : 0);
+    bad |= rock_buf_puts(o, "Content-Length: ") | rock_buf_putu(o, has_body ? req->body_len : 0) |
+           rock_buf_puts(o, "\r\n");
   bad |= rock_buf_puts(o, "\r\n");
   if (has_body) bad |= rock_buf_append(o, req->body, req->body_len);
   return bad ? ROCK_E_NO_MEMORY : ROCK_E_OK;
@@ -578,7 +579,8 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
       return ROCK_E_INVALID_ARGUMENT; /* rock_plain_takes said no */
     }
     r->socket_path = strdup(req->unix_socket);
-    bad = !r->socket_path || rock_buf_printf(&key, "u%ld:%s", r->peer_pid, req->unix_socket);
+    bad = !r->socket_path || rock_buf_puts(&key, "u") || rock_buf_putu(&key, (unsigned long)r->peer_pid) ||
+          rock_buf_puts(&key, ":") || rock_buf_puts(&key, req->unix_socket); /* peer_pid >= 0 */
   } else {
     bad = tcp_target(a, a_end, &r->addr, &r->v6_port) ? ROCK_E_INVALID_ARGUMENT : 0;
     if (!bad) bad = rock_buf_puts(&key, "t") || rock_buf_append(&key, a, a_end - a);
@@ -637,10 +639,17 @@ static int on_message_begin(http_parser *hp) {
   return 0;
 }
 
+/* "HTTP/1.1 200 " as the server sent it (callers see the status line) */
+static int put_status_line(rock_buf_t *h, const http_parser *hp) {
+  return rock_buf_puts(h, "HTTP/") | rock_buf_putu(h, hp->http_major) | rock_buf_puts(h, ".") |
+         rock_buf_putu(h, hp->http_minor) | rock_buf_puts(h, " ") | rock_buf_putu(h, hp->status_code) |
+         rock_buf_puts(h, " ");
+}
+
 static int on_status(http_parser *hp, const char *at, size_t n) {
   rock_plain_req_t *r = req_of(hp);
   if (!r->last_header) { /* the first piece of the status line */
-    rock_buf_printf(&r->head, "HTTP/%u.%u %u ", hp->http_major, hp->http_minor, hp->status_code);
+    if (put_status_line(&r->head, hp)) return -1;
     r->last_header = 3;
   }
   return rock_buf_append(&r->head, at, n);
@@ -662,8 +671,7 @@ static int on_header_value(http_parser *hp, const char *at, size_t n) {
 
 static int on_headers_complete(http_parser *hp) {
   rock_plain_req_t *r = req_of(hp);
-  if (!r->last_header) /* a status line without a reason */
-    rock_buf_printf(&r->head, "HTTP/%u.%u %u ", hp->http_major, hp->http_minor, hp->status_code);
+  if (!r->last_header && put_status_line(&r->head, hp)) return -1; /* a status line without a reason */
   if (rock_buf_puts(&r->head, "\r\n\r\n")) return -1;
   r->last_header = 0;
   return r->is_head ? 1 : 0; /* 1: no body follows */

@@ -21,6 +21,26 @@ static void test_buf(void) {
   rock_buf_free(&b); /* twice is fine */
 }
 
+/* printf and putu: text that fits the room left, text that does not (the
+ * cut first pass must not stay), an empty buffer, numbers at the edges */
+static void test_buf_printf(void) {
+  rock_buf_t b = {0};
+  CHECK(rock_buf_printf(&b, "%s-%d", "a", 1) == 0 && !strcmp(b.data, "a-1") && b.len == 3);
+  size_t cap = b.cap;
+  char big[1000];
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  CHECK(rock_buf_printf(&b, "<%s>", big) == 0 && b.cap > cap); /* did not fit */
+  CHECK(b.len == 3 + 1001 && !memcmp(b.data, "a-1<x", 5) && !strcmp(b.data + b.len - 2, "x>"));
+  CHECK(strlen(b.data) == b.len);
+  rock_buf_free(&b);
+  CHECK(rock_buf_printf(&b, "%s", "") == 0 && b.data && b.len == 0 && b.data[0] == 0);
+  rock_buf_free(&b);
+  CHECK(rock_buf_putu(&b, 0) == 0 && rock_buf_puts(&b, " ") == 0 && rock_buf_putu(&b, 18446744073709551615ULL) == 0);
+  CHECK(!strcmp(b.data, "0 18446744073709551615"));
+  rock_buf_free(&b);
+}
+
 static void roundtrip(const char *in, size_t n, const char *want) {
   rock_buf_t e = {0}, d = {0};
   CHECK(rock_base64_encode(&e, in, n) == 0);
@@ -63,6 +83,7 @@ static void test_base64(void) {
 
 int main(void) {
   test_buf();
+  test_buf_printf();
   test_base64();
   return check_report();
 }
