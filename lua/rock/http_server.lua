@@ -19,6 +19,9 @@ local M = {}
 
 ---@class rock.HttpServeOpts
 ---@field handler fun(req: rock.HttpServerRequest): rock.HttpServerResponse  required
+---@field after fun(req: rock.HttpServerRequest, res: rock.HttpServerResponse|nil)|nil
+---                              runs once the answer is written (nil res: the handler
+---                              failed): metrics, access logs, off the client's wait
 ---@field host string|nil        numeric address to bind (default "127.0.0.1"; "localhost" is 127.0.0.1)
 ---@field port integer|nil       default 8080; 0 = any free port (srv.port tells)
 ---@field unix_socket string|nil listen on this unix socket instead of host/port
@@ -195,6 +198,10 @@ local function run(srv, req)
   local t0 = log.enabled("debug") and uv.hrtime()
   local ok, res = xpcall(srv._handler, keep_traceback, req)
   answer(req, ok, res)
+  if srv._after then
+    local aok, e = pcall(srv._after, req, ok and res or nil)
+    if not aok then log.error("http", "%s %s: after failed: %s", req.method, req.path, message_of(e)) end
+  end
   local files = req._files
   if files then
     req._files = nil
@@ -301,6 +308,9 @@ function M.serve(opts)
   if type(opts.handler) ~= "function" then
     errors.raise("invalid_argument", "rock.http.serve: handler must be a function")
   end
+  if opts.after ~= nil and type(opts.after) ~= "function" then
+    errors.raise("invalid_argument", "rock.http.serve: after must be a function")
+  end
   if opts.unix_socket ~= nil and (opts.host ~= nil or opts.port ~= nil) then
     errors.raise("invalid_argument", "rock.http.serve: give host/port or unix_socket, not both")
   end
@@ -321,7 +331,7 @@ function M.serve(opts)
     errors.raise("invalid_argument", "rock.http.serve: tmpdir must be a directory")
   end
   local srv = setmetatable({
-    _handler = opts.handler, _pool = {}, _waiting = {}, _idle_waiters = {},
+    _handler = opts.handler, _after = opts.after, _pool = {}, _waiting = {}, _idle_waiters = {},
     _ntasks = 0, _waiters = {},
     _workers = setmetatable({}, { __mode = "k" }), -- task -> its worker
     tmpdir = tmpdir,

@@ -371,6 +371,34 @@ T.test("handler errors are 500 with a JSON error; bad responses too", function()
   T.eq(rock.http.request{ url = srv.url .. "/id?id=fine" }.body, "fine")
 end)
 
+T.test("after: runs once per request when the client has its answer; a failed handler gets nil; after's own error is logged", function()
+  local seen, released = {}, nil
+  local s = rock.http.serve{ port = 0,
+    handler = function(req)
+      req.note = req.path
+      if req.path == "/raise" then error("handler broke") end
+      return { body = "ok " .. req.path }
+    end,
+    after = function(req, res)
+      if req.path == "/hold" then rock.await(function(wake) released = wake end) end -- after may wait
+      if req.path == "/after-raises" then error("after broke") end
+      seen[#seen + 1] = { path = req.path, note = req.note, body = res and res.body or false }
+    end }
+  local r = rock.http.request{ url = s.url .. "/hold" } -- answered while its after still waits
+  T.eq(r.body, "ok /hold")
+  T.eq(#seen, 0)
+  released()
+  T.eq(rock.http.request{ url = s.url .. "/raise" }.status, 500)
+  T.eq(rock.http.request{ url = s.url .. "/after-raises" }.body, "ok /after-raises")
+  T.eq(rock.http.request{ url = s.url .. "/a" }.body, "ok /a") -- the server goes on
+  s:stop()
+  T.eq(#seen, 3)
+  T.eq(seen[1].path, "/hold"); T.eq(seen[1].note, "/hold"); T.eq(seen[1].body, "ok /hold")
+  T.eq(seen[2].path, "/raise"); T.eq(seen[2].body, false)
+  T.eq(seen[3].path, "/a")
+  T.raises("invalid_argument", rock.http.serve, { port = 0, handler = handler, after = 1 })
+end)
+
 T.test("an answer streamed from a file; HEAD gets no body", function()
   local path = tmp .. "/data/answer.bin"
   run{ "sh", "-c", "head -c 3000000 /dev/urandom > " .. path }

@@ -102,8 +102,10 @@ function Server:api(name, req)
   return respond(200, out), sandbox, out.status
 end
 
+-- What a request did, for after(): set on req by handle (req is the
+-- request's own table, as OpenResty's ngx.ctx).
 function Server:handle(req)
-  local t0 = uv.hrtime()
+  req.t0 = uv.hrtime()
   local res, route, sandbox, outcome
   if not self:authorized(req) then
     route, res = "unauthorized", respond(401, { status = "Failed", message = "unauthorized",
@@ -121,14 +123,21 @@ function Server:handle(req)
   else
     route, res = "not_found", respond(404, NOT_FOUND)
   end
-  local secs = (uv.hrtime() - t0) / 1e9
-  self.metrics:request(route, outcome or res.status, secs)
+  req.route, req.sandbox, req.outcome = route, sandbox, outcome
+  return res
+end
+
+-- Once the answer is written (rock.http.serve's after): the request's
+-- metrics and log line, which the client then does not wait for.
+function Server:after(req, res)
+  local secs = (uv.hrtime() - req.t0) / 1e9
+  local status = res and res.status or 500
+  self.metrics:request(req.route or "internal", req.outcome or status, secs)
   if self.log_requests and log.enabled("info") then -- buffered: a write(2) a line costs more than a request
     local tenths = math.floor(secs * 10000 + 0.5) -- "%.1f" ms, without string.format's cost
-    log.buffered("info", "serve", req.method .. " " .. req.path .. " " .. (sandbox or "-") .. " " ..
-      res.status .. " " .. (outcome or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
+    log.buffered("info", "serve", req.method .. " " .. req.path .. " " .. (req.sandbox or "-") .. " " ..
+      status .. " " .. (req.outcome or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
   end
-  return res
 end
 
 --- Start serving. opts: host (default "127.0.0.1"), port (default 8080; 0
@@ -155,6 +164,7 @@ function M.start(opts)
   srv.http = require("rock.http").serve{
     host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
     unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,
+    after = function(req, res) srv:after(req, res) end,
   }
   srv.url, srv.port = srv.http.url, srv.http.port
   srv.reaper = uv.new_timer()
