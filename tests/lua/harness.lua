@@ -132,6 +132,19 @@ function T.sh(cmd)
 end
 
 --- Write text to path (the whole file, bytes as they are).
+--- Run fn(dir) with a tmpfs of kib KiB mounted on dir (made if missing):
+--- a disk that fills up. Unmounted after, also when fn raises. Returns
+--- false, without running fn, when no tmpfs can be mounted (not root).
+function T.with_tmpfs(dir, kib, fn)
+  os.execute("mkdir -p '" .. dir .. "'")
+  local _, mounted = T.sh("mount -t tmpfs -o size=" .. kib .. "k rock-test-full '" .. dir .. "' 2>&1")
+  if not mounted then return false end
+  local ok, err = pcall(fn, dir)
+  T.sh("umount '" .. dir .. "'")
+  if not ok then error(err, 0) end
+  return true
+end
+
 function T.write(path, text)
   local f = assert(io.open(path, "wb"))
   f:write(text)

@@ -156,16 +156,7 @@ end)
 
 -- a full disk: a small tmpfs of our own (root only; skipped otherwise)
 local function with_tmpfs(kib, fn)
-  local dir = root .. "/full"
-  os.execute("mkdir -p " .. dir)
-  local _, mounted = T.sh("mount -t tmpfs -o size=" .. kib .. "k rock-test-full " .. dir .. " 2>&1")
-  if not mounted then
-    print("skip: cannot mount a tmpfs (not root?)")
-    return
-  end
-  local ok, err = pcall(fn, dir)
-  T.sh("umount " .. dir)
-  if not ok then error(err, 0) end
+  if not T.with_tmpfs(root .. "/full", kib, fn) then print("skip: cannot mount a tmpfs (not root?)") end
 end
 
 local rock_exe = T.rock_exe()

@@ -284,6 +284,35 @@ T.test("a remote upload streams its body: 24 MB through base_url, the bytes arri
   T.rss_under(grown, 16 * 1024, "RSS grew less than 16 MiB")
 end)
 
+T.test("a remote upload on a full disk ($TMPDIR): io_error, no temp file left, the sandbox goes on", function()
+  local src = os.getenv("ROCK_HOME") .. "/up-full.bin"
+  local _, made = T.sh("head -c 1048576 /dev/urandom > " .. src)
+  T.ok(made, "the file is made")
+  local sb = rock.sandbox.start{ base_url = srv.url, image = image }
+  local target = "/tmp/rock-serve-full-" .. sb.id .. ".bin"
+  local old = os.getenv("TMPDIR")
+  local ok, mounted = pcall(T.with_tmpfs, os.getenv("ROCK_HOME") .. "/tmpfull", 256, function(dir)
+    rock.uv.os_setenv("TMPDIR", dir)
+    local up, err = pcall(sb.upload, sb, { path = target, file = src })
+    T.ok(not up, "the upload failed")
+    T.ok(rock.errors.is(err, "io_error"), "io_error: " .. tostring(err))
+    T.match(tostring(err.message), "disk full")
+    T.eq(T.sh("ls -A " .. dir), "", "no temp file left")
+  end)
+  if old then rock.uv.os_setenv("TMPDIR", old) else rock.uv.os_unsetenv("TMPDIR") end
+  os.remove(src)
+  if ok then -- the sandbox still takes an upload once there is room
+    T.write(src, "fits")
+    sb:upload{ path = target, file = src }
+    T.eq(sb:read_file{ path = target }.content, "fits")
+    sb:execute{ command = { "rm", "-f", target } }
+    os.remove(src)
+  end
+  sb:stop()
+  if not ok then error(mounted, 0) end
+  T.ok(mounted, "tmpfs mounted (needs root)")
+end)
+
 T.test("tokens: a non-loopback bind needs one; every request is checked", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
   -- no token, not loopback: refused at start

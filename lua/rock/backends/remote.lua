@@ -147,13 +147,20 @@ function M.is_alive(sb)
 end
 
 -- A multipart/form-data body of fields {name = value} and the file at
--- path, written to a temp file (64 KiB at a time: a file of any size costs
--- no memory) that is sent streamed (body_file) and removed after the call.
+-- path, written to a temp file in $TMPDIR (default /tmp), 64 KiB at a
+-- time: a file of any size costs no memory. It is sent streamed
+-- (body_file) and removed after the call; a disk that fills up is an
+-- io_error, and no temp file is left.
 local function multipart(fields, file_name, path)
   local boundary = "rockboundary" .. string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
-  local tmp = os.tmpname()
+  local fd, tmp = uv.fs_mkstemp((os.getenv("TMPDIR") or "/tmp") .. "/rock-upload-XXXXXX")
+  if not fd then errors.raise("io_error", "upload: cannot make a temp file: " .. tostring(tmp)) end
+  uv.fs_close(fd)
   local out, err = io.open(tmp, "wb")
-  if not out then errors.raise("io_error", "upload: cannot write a temp file: " .. tostring(err)) end
+  if not out then
+    os.remove(tmp)
+    errors.raise("io_error", "upload: cannot write a temp file: " .. tostring(err))
+  end
   local src = io.open(path, "rb")
   local ok, werr = pcall(function()
     if not src then errors.raise("io_error", "upload: cannot read " .. path) end
