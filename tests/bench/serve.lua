@@ -1,15 +1,17 @@
 -- serve.lua: the cost of the HTTP hop (tests/bench/serve).
---   rock serve.lua N ROUNDS -> a report on stdout
+--   rock serve.lua N ROUNDS TCP_FLOOR_EXE -> a report on stdout
 -- `rock serve` runs as its own process on a loopback port with rock's
 -- defaults, as a user's server does; the client is this process's
 -- rock.http (keep-alive; plain HTTP/1.1, c/http/plain.c), as ROCK's SDK
 -- would be another process. In-process is the same run_in_session on a
 -- sandbox of this process, without the hop. Both poll before blocking only
--- while a rocklet call is under way (lua/rock/task.lua).
+-- while a rocklet call is under way (lua/rock/task.lua). The floor part
+-- times GET / (a constant answer) the same way, and runs tcp_floor.c.
 local rock = require "rock"
 local json = rock.json
 local hr = rock.uv.hrtime
 local n, rounds = tonumber(arg[1]) or 2000, tonumber(arg[2]) or 3
+local tcp_floor = assert(arg[3], "serve.lua N ROUNDS TCP_FLOOR_EXE")
 
 local function pct(xs, p)
   local s = {}
@@ -68,6 +70,28 @@ end
 table.sort(med_direct); table.sort(med_http)
 local mid = (rounds + 1) // 2
 print(string.format("  median: the HTTP hop adds %.1f us per call at p50 (target < 100 us)", med_http[mid] - med_direct[mid]))
+
+-- The hop's floor: the same interleaving with a constant answer (GET /:
+-- no body to decode, no sandbox, ROCK's hello encoded once), and the
+-- kernel's own TCP round trip between two C processes.
+print("what a hop costs at the least here:")
+local med_const, med_tcp = {}, {}
+for r = 1, rounds do
+  local c = {}
+  for i = 1, n do
+    sb:run_in_session{ session = "direct", command = "true" }
+    local t0 = hr()
+    local res = rock.http.request{ url = url .. "/", headers = H }
+    c[i] = (hr() - t0) / 1e3
+    assert(res.status == 200)
+  end
+  med_const[r] = pct(c, 0.5)
+  med_tcp[r] = tonumber(io.popen(tcp_floor .. " " .. n):read("l"))
+  print(string.format("  round %d: GET / through rock serve p50 %7.1f us   two C processes on loopback TCP p50 %6.1f us",
+    r, med_const[r], med_tcp[r]))
+end
+table.sort(med_const); table.sort(med_tcp)
+print(string.format("  median: a constant answer through rock serve %.1f us, the C floor %.1f us", med_const[mid], med_tcp[mid]))
 
 print("requests per second (is_alive through rock serve; each client its own keep-alive connection):")
 for _, c in ipairs({ 1, 8, 32 }) do
