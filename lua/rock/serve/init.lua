@@ -123,7 +123,7 @@ function Server:handle(req)
   else
     route, res = "not_found", respond(404, NOT_FOUND)
   end
-  req.route, req.sandbox, req.outcome = route, sandbox, outcome
+  req.route, req.sandbox_id, req.outcome = route, sandbox, outcome
   return res
 end
 
@@ -135,7 +135,7 @@ function Server:after(req, res)
   self.metrics:request(req.route or "internal", req.outcome or status, secs)
   if self.log_requests and log.enabled("info") then -- buffered: a write(2) a line costs more than a request
     local tenths = math.floor(secs * 10000 + 0.5) -- "%.1f" ms, without string.format's cost
-    log.buffered("info", "serve", req.method .. " " .. req.path .. " " .. (req.sandbox or "-") .. " " ..
+    log.buffered("info", "serve", req.method .. " " .. req.path .. " " .. (req.sandbox_id or "-") .. " " ..
       status .. " " .. (req.outcome or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
   end
 end
