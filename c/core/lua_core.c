@@ -28,6 +28,8 @@ static int ctx_gc(lua_State *L) {
   ctx->close_http = NULL;
   if (ctx->close_serve) ctx->close_serve(ctx);
   ctx->close_serve = NULL;
+  if (ctx->close_forms) ctx->close_forms(ctx);
+  ctx->close_forms = NULL;
   return 0;
 }
 
@@ -116,6 +118,13 @@ double lrock_opt_number(lua_State *L, int t, const char *k, double dflt) {
                                         luaL_typename(L, -1)));
   lua_pop(L, 1);
   return v;
+}
+
+uint64_t lrock_opt_size(lua_State *L, int t, const char *k, uint64_t dflt) {
+  double v = lrock_opt_number(L, t, k, (double)dflt);
+  if (!(v >= 0) || v > 9e15 || v != (double)(uint64_t)v)
+    luaL_argerror(L, t, lua_pushfstring(L, "'%s' must be a whole number >= 0", k));
+  return (uint64_t)v;
 }
 
 /* ---- the protected-call path ------------------------------------------ */
@@ -252,7 +261,7 @@ int luaopen_rock_core(lua_State *L) {
     if (luv->cb_pcall == luv_cfpcall) luv_set_callback(L, lrock_pcall);
   }
   static const luaL_Reg *const all[] = {
-      lrock_core_funcs, lrock_http_funcs, lrock_serve_funcs, lrock_engine_funcs,
+      lrock_core_funcs, lrock_http_funcs, lrock_serve_funcs, lrock_form_funcs, lrock_engine_funcs,
       lrock_images_funcs, lrock_local_funcs,
   };
   lua_newtable(L);

@@ -8,6 +8,7 @@
 
 #include <lauxlib.h>
 #include <lua.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "err.h"
@@ -34,6 +35,11 @@ typedef struct lrock_ctx {
   /* lua_serve.c's: the servers listening, and how to close them all */
   struct lrock_serve *serves;
   void (*close_serve)(struct lrock_ctx *ctx);
+  /* lua_form.c's: the parses on the thread pool, the next id for
+   * multipart_cancel, and how to let them all go */
+  struct lrock_form *forms;
+  lua_Integer next_form_id;
+  void (*close_forms)(struct lrock_ctx *ctx);
 } lrock_ctx_t;
 
 /* The context of L's state (created by luaopen_rock_core). */
@@ -56,6 +62,8 @@ int lrock_raise(lua_State *L, rock_err e, const char *message, const char *op);
 const char *lrock_opt_string(lua_State *L, int t, const char *k);
 const char *lrock_opt_lstring(lua_State *L, int t, const char *k, size_t *len);
 double lrock_opt_number(lua_State *L, int t, const char *k, double dflt);
+/* A whole number >= 0 (a size, a count, a port), else misuse. */
+uint64_t lrock_opt_size(lua_State *L, int t, const char *k, uint64_t dflt);
 
 /* The one protected-call path for callbacks: the function below nargs
  * arguments is called through luv's cb_pcall (lrock_pcall unless the
@@ -75,6 +83,7 @@ void lrock_shutdown(lua_State *L);
 extern const luaL_Reg lrock_core_funcs[];   /* c/core/lua_core.c */
 extern const luaL_Reg lrock_http_funcs[];   /* c/http/lua_http.c */
 extern const luaL_Reg lrock_serve_funcs[];  /* c/http/lua_serve.c */
+extern const luaL_Reg lrock_form_funcs[];   /* c/http/lua_form.c */
 extern const luaL_Reg lrock_engine_funcs[]; /* c/engine/lua_engine.c */
 extern const luaL_Reg lrock_images_funcs[]; /* c/images/lua_images.c */
 extern const luaL_Reg lrock_local_funcs[];  /* c/local/fs.c */

@@ -1,8 +1,7 @@
-/* lua_serve.c: the Lua face of server.c (and multipart.c), registered into
+/* lua_serve.c: the Lua face of server.c, registered into
  * rock.core as
  *   srv = core.http_serve(opts, on_request [, on_abort])  a server on the loop
  *   srv:port()  srv:drain(cb)  srv:close()  srv:stats()
- *   parts = core.multipart_parse(opts)       multipart/form-data, in C
  *   core.log_buffered(level, area, msg)  core.log_flush()  core.log_default(level)
  * on_request(req, handle) runs on the loop for each whole request: req is
  * {method=, path=, raw_query=, headers=, body= | body_file=, peer=,
@@ -31,7 +30,6 @@
 
 #include "../core/log.h"
 #include "../core/lua_core.h"
-#include "multipart.h"
 #include "server.h"
 
 #define SERVER_MT "rock.http_server"
@@ -473,13 +471,6 @@ static int l_server_stats(lua_State *L) {
 }
 
 /* An optional non-negative integer option. */
-static uint64_t opt_size(lua_State *L, const char *k, uint64_t dflt) {
-  double v = lrock_opt_number(L, 1, k, (double)dflt);
-  if (!(v >= 0) || v > 9e15 || v != (double)(uint64_t)v)
-    luaL_argerror(L, 1, lua_pushfstring(L, "'%s' must be a whole number >= 0", k));
-  return (uint64_t)v;
-}
-
 /* core.http_serve{host=, port= | unix_socket=, max_body=, body_to_file=,
  * max_header=, max_conns=, idle_timeout=, tmpdir=, request_mt=},
  * on_request [, on_abort] */
@@ -496,17 +487,17 @@ static int l_http_serve(lua_State *L) {
   const char *tmpdir = lrock_opt_string(L, 1, "tmpdir");
   if (!host == !unix_socket) return luaL_argerror(L, 1, "give 'host' (and 'port') or 'unix_socket'");
   if (!tmpdir) return luaL_argerror(L, 1, "'tmpdir' is required");
-  uint64_t port = opt_size(L, "port", 0);
+  uint64_t port = lrock_opt_size(L, 1, "port", 0);
   if (port > 65535) return luaL_argerror(L, 1, "'port' must be 0-65535");
   rock_http_server_opts_t o = ROCK_HTTP_SERVER_OPTS_DEFAULT;
-  o.max_body = opt_size(L, "max_body", o.max_body);
-  o.max_header = opt_size(L, "max_header", 64 << 10);
+  o.max_body = lrock_opt_size(L, 1, "max_body", o.max_body);
+  o.max_header = lrock_opt_size(L, 1, "max_header", 64 << 10);
   if (!o.max_header) return luaL_argerror(L, 1, "'max_header' must be > 0");
-  o.max_conns = (unsigned)opt_size(L, "max_conns", o.max_conns);
+  o.max_conns = (unsigned)lrock_opt_size(L, 1, "max_conns", o.max_conns);
   double idle = lrock_opt_number(L, 1, "idle_timeout", 600);
   if (!(idle >= 0 && idle <= 1e8)) return luaL_argerror(L, 1, "'idle_timeout' must be 0-1e8 seconds");
   o.idle_timeout_ms = (uint64_t)(idle * 1000);
-  uint64_t body_to_file = opt_size(L, "body_to_file", 1 << 20);
+  uint64_t body_to_file = lrock_opt_size(L, 1, "body_to_file", 1 << 20);
   o.max_body_mem = body_to_file * 2 > ((uint64_t)64 << 20) ? body_to_file * 2 : (uint64_t)64 << 20;
   o.on_headers = on_headers;
   if (ctx->closed) return lrock_raise(L, ROCK_E_CANCELLED, "the host is shutting down", "http_serve");
@@ -555,91 +546,6 @@ static int l_http_serve(lua_State *L) {
   if (ctx->serves) ctx->serves->prev = s;
   ctx->serves = s;
   ctx->close_serve = close_serves;
-  return 1;
-}
-
-/* ---- multipart ---- */
-
-/* core.multipart_parse{path= | body=, boundary=, tmpdir=, max_value=,
- * max_parts=} -> {{name=, filename=, content_type=, value= | file=}, ...};
- * raises bad_request (a malformed body) or io_error. */
-static int l_multipart_parse(lua_State *L) {
-  luaL_checktype(L, 1, LUA_TTABLE);
-  const char *path = lrock_opt_string(L, 1, "path");
-  size_t blen = 0;
-  const char *body = lrock_opt_lstring(L, 1, "body", &blen);
-  const char *boundary = lrock_opt_string(L, 1, "boundary");
-  const char *tmpdir = lrock_opt_string(L, 1, "tmpdir");
-  if (!path == !body) return luaL_argerror(L, 1, "give 'path' or 'body'");
-  if (!boundary || !tmpdir) return luaL_argerror(L, 1, "'boundary' and 'tmpdir' are required");
-  size_t max_value = opt_size(L, "max_value", 1 << 20);
-  size_t max_parts = opt_size(L, "max_parts", 1000);
-  rock_multipart_t *m = rock_multipart_new(boundary, tmpdir, max_value, max_parts);
-  if (!m) {
-    size_t bl = strlen(boundary);
-    return lrock_raise(L, bl < 1 || bl > 70 ? ROCK_E_BAD_REQUEST : ROCK_E_NO_MEMORY,
-                       bl < 1 || bl > 70 ? "multipart boundary must be 1-70 characters" : NULL,
-                       "multipart_parse");
-  }
-  int rc = 0, sys_err = 0;
-  if (body) {
-    rc = rock_multipart_feed(m, body, blen);
-  } else {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      sys_err = errno;
-    } else {
-      char *chunk = malloc(64 << 10);
-      ssize_t n;
-      if (!chunk) sys_err = ENOMEM;
-      while (chunk && !rc) {
-        n = read(fd, chunk, 64 << 10);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) sys_err = errno;
-        if (n <= 0) break;
-        rc = rock_multipart_feed(m, chunk, (size_t)n);
-      }
-      free(chunk);
-      close(fd);
-    }
-  }
-  if (sys_err) {
-    rock_multipart_free(m, 1);
-    return lrock_raise(L, ROCK_E_IO, lua_pushfstring(L, "cannot read %s: %s", path, strerror(sys_err)),
-                       "multipart_parse");
-  }
-  if (!rc) rc = rock_multipart_finish(m);
-  if (rc) {
-    rock_err e = rock_multipart_bad_input(m) ? ROCK_E_BAD_REQUEST : ROCK_E_IO;
-    lua_pushstring(L, rock_multipart_error(m));
-    rock_multipart_free(m, 1);
-    return lrock_raise(L, e, lua_tostring(L, -1), "multipart_parse");
-  }
-  size_t n = rock_multipart_count(m);
-  lua_createtable(L, (int)n, 0);
-  for (size_t i = 0; i < n; i++) {
-    rock_multipart_part_t *p = rock_multipart_part(m, i);
-    lua_createtable(L, 0, 4);
-    lua_pushstring(L, p->name);
-    lua_setfield(L, -2, "name");
-    if (p->filename) {
-      lua_pushstring(L, p->filename);
-      lua_setfield(L, -2, "filename");
-    }
-    if (p->content_type) {
-      lua_pushstring(L, p->content_type);
-      lua_setfield(L, -2, "content_type");
-    }
-    if (p->file) {
-      lua_pushstring(L, p->file);
-      lua_setfield(L, -2, "file");
-    } else {
-      lua_pushlstring(L, p->value.data, p->value.len);
-      lua_setfield(L, -2, "value");
-    }
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
-  }
-  rock_multipart_free(m, 0);
   return 1;
 }
 
@@ -708,7 +614,6 @@ static int l_http_serve_entry(lua_State *L) {
 
 const luaL_Reg lrock_serve_funcs[] = {
     {"http_serve", l_http_serve_entry},
-    {"multipart_parse", l_multipart_parse},
     {"log_buffered", l_log_buffered},
     {"log_flush", l_log_flush},
     {"log_default", l_log_default},

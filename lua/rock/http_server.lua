@@ -451,7 +451,9 @@ end
 --- the body or body_file as a stream: {[name] = {value=} or {filename=,
 --- content_type=, file=}}. A part with a filename, or a value larger than
 --- body_to_file, is in a temp file (file=), deleted with the request.
---- Raises bad_request for a body that is not multipart or is malformed.
+--- A body_file is parsed on libuv's thread pool (it waits; the loop serves
+--- other requests meanwhile). Raises bad_request for a body that is not
+--- multipart or is malformed.
 function Request:form()
   if self._form then return self._form end
   local ctype = self.headers["content-type"] or ""
@@ -468,13 +470,20 @@ function Request:form()
     errors.raise("bad_request", "multipart/form-data without a boundary")
   end
   local srv = self._srv
-  local parts = core.multipart_parse({
-    path = self.body_file,
-    body = self.body_file == nil and (self.body or "") or nil,
-    boundary = boundary,
-    tmpdir = srv.tmpdir,
-    max_value = srv.body_to_file,
-  })
+  local opts = { boundary = boundary, tmpdir = srv.tmpdir, max_value = srv.body_to_file }
+  local parts
+  if self.body_file then -- on the thread pool: the loop serves others meanwhile
+    opts.path = self.body_file
+    local err
+    parts, err = task.await(function(done)
+      local id = core.multipart_parse_file(opts, done)
+      return function() core.multipart_cancel(id) end
+    end)
+    if not parts then error(err, 0) end
+  else
+    opts.body = self.body or ""
+    parts = core.multipart_parse(opts)
+  end
   local form = {}
   for _, p in ipairs(parts) do
     if p.file then

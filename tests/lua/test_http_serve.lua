@@ -354,6 +354,71 @@ T.test("multipart: small forms from memory, malformed ones are bad_request", fun
   T.raises("bad_request", core.multipart_parse, { body = "", boundary = string.rep("b", 71), tmpdir = SRVTMP })
 end)
 
+T.test("multipart in a file parses on the thread pool: parts, errors, a cancel and a closing host leave no file", function()
+  local dir = tmp .. "/data/pool"
+  assert(os.execute("mkdir -p " .. dir))
+  local big = tmp .. "/data/form.body" -- a 20 MB part: ~30 ms of parsing
+  local f = assert(io.open(big, "wb"))
+  f:write('--XyZ\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n',
+          '--XyZ\r\nContent-Disposition: form-data; name="f"; filename="f.bin"\r\n\r\n')
+  local chunk = string.rep("\255\0z", 65536)
+  for _ = 1, 100 do f:write(chunk) end
+  f:write("\r\n--XyZ--\r\n")
+  f:close()
+  local function parse(path)
+    return rock.await(function(done)
+      local id = core.multipart_parse_file({ path = path, boundary = "XyZ", tmpdir = dir }, done)
+      return function() core.multipart_cancel(id) end
+    end)
+  end
+  local parts = parse(big)
+  T.eq(#parts, 2)
+  T.eq(parts[1].value, "1")
+  T.eq(file_size(parts[2].file), 100 * 3 * 65536)
+  os.remove(parts[2].file)
+  -- the loop went on while it parsed: a timer fired in between
+  local ticks, t = 0, uv.new_timer()
+  t:start(1, 1, function() ticks = ticks + 1 end)
+  parts = parse(big)
+  t:close()
+  os.remove(parts[2].file)
+  T.ok(ticks > 0, "the loop turned during the parse")
+  -- errors come to the callback: a malformed body, a missing file
+  local bad = tmp .. "/data/bad.body"
+  T.write(bad, '--XyZ\r\nContent-Disposition: form-data; name="f"; filename="x"\r\n\r\nno end')
+  local none, e = parse(bad)
+  T.ok(not none and rock.errors.is(e, "bad_request"), "bad_request: " .. tostring(e))
+  none, e = parse(tmp .. "/data/none")
+  T.ok(not none and rock.errors.is(e, "io_error"), "io_error: " .. tostring(e))
+  -- cancelled before and while it runs: no callback, no file left
+  local called = false
+  local id = core.multipart_parse_file({ path = big, boundary = "XyZ", tmpdir = dir }, function() called = true end)
+  core.multipart_cancel(id)
+  id = core.multipart_parse_file({ path = big, boundary = "XyZ", tmpdir = dir }, function() called = true end)
+  rock.sleep(0.005)
+  core.multipart_cancel(id)
+  for _ = 1, 200 do
+    if #listdir(dir) == 0 then break end
+    rock.sleep(0.01)
+  end
+  rock.sleep(0.05)
+  T.ok(not called, "a cancelled parse calls nobody")
+  T.eq(#listdir(dir), 0, "no part file left by a cancelled parse")
+  -- a host that ends with a parse running exits cleanly, and leaves no file
+  local script = tmp .. "/data/closing.lua"
+  T.write(script, string.format([[
+local core = require("rock").core
+core.multipart_parse_file({ path = %q, boundary = "XyZ", tmpdir = %q }, function() print("called") end)
+print("leaving")
+]], big, dir))
+  local out, code = run{ T.rock_exe(), script }
+  T.eq(code, 0)
+  T.eq(out, "leaving\n")
+  T.eq(#listdir(dir), 0, "no part file left by a host that closed")
+  os.remove(big); os.remove(bad); os.remove(script)
+  assert(os.execute("rmdir " .. dir))
+end)
+
 T.test("handler errors are 500 with a JSON error; bad responses too", function()
   local r = rock.http.request{ url = srv.url .. "/raise" }
   T.eq(r.status, 500)

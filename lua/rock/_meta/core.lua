@@ -145,15 +145,27 @@ function core.http_local_pending() end
 ---@return rock.core.HttpServer
 function core.http_serve(opts, on_request, on_abort) end
 
---- Parse a multipart/form-data body (from the file at path, streamed, or
---- from body) into its parts, in order. Parts with a filename, and values
---- larger than max_value (default 1 MiB), go to new temp files in tmpdir
---- (the caller deletes them). Raises bad_request for a malformed body
---- (none of its temp files is left), io_error when a file cannot be read
---- or written.
----@param opts {path?:string, body?:string, boundary:string, tmpdir:string, max_value?:integer, max_parts?:integer}
+--- Parse a multipart/form-data body held in memory into its parts, in
+--- order (c/http/lua_form.c). Parts with a filename, and values larger
+--- than max_value (default 1 MiB), go to new temp files in tmpdir (the
+--- caller deletes them). Raises bad_request for a malformed body (none of
+--- its temp files is left), io_error when a temp file cannot be written.
+---@param opts {body:string, boundary:string, tmpdir:string, max_value?:integer, max_parts?:integer}
 ---@return {name:string, filename?:string, content_type?:string, value?:string, file?:string}[]
 function core.multipart_parse(opts) end
+
+--- The same for the body in the file at path, streamed, on libuv's thread
+--- pool: cb(parts) or cb(nil, err) runs on the loop. Returns an id for
+--- multipart_cancel.
+---@param opts {path:string, boundary:string, tmpdir:string, max_value?:integer, max_parts?:integer}
+---@param cb fun(parts:table|nil, err:table|nil)
+---@return integer
+function core.multipart_parse_file(opts, cb) end
+
+--- Let a parse go: its cb is not called, and the temp files it made are
+--- removed (a parse already running finishes first, on its thread).
+---@param id integer
+function core.multipart_cancel(id) end
 
 -- ---- the Engine API (c/engine/lua_engine.c) ------------------------------
 
