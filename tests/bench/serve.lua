@@ -111,6 +111,34 @@ for _, c in ipairs({ 1, 8, 32 }) do
   local secs = (hr() - t0) / 1e9
   print(string.format("  %2d clients: %6d requests in %5.2f s: %8.0f req/s", c, c * per, secs, c * per / secs))
 end
+-- A big upload must not stall the other clients: a 30 MB file through
+-- base_url (multipart, parsed by rock serve), while another process asks
+-- is_alive every millisecond; its worst wait is what the upload cost them.
+print("a 30 MB upload through rock serve, is_alive from another process meanwhile:")
+local remote = rock.sandbox.start{ base_url = url, image = "local" }
+local big = home .. "-up.bin"
+os.execute("head -c 30000000 /dev/urandom > " .. big)
+local prober = io.popen(string.format([[%s -e 'local rock = require "rock"
+local worst, n, stop = 0, 0, rock.uv.hrtime() + 1.5e9
+while rock.uv.hrtime() < stop do
+  local t0 = rock.uv.hrtime()
+  rock.http.request{ url = "%sis_alive?sandbox_id=%s" }
+  worst, n = math.max(worst, (rock.uv.hrtime() - t0) / 1e6), n + 1
+  rock.sleep(0.001)
+end
+print(string.format("%%d is_alive calls, the worst took %%.1f ms", n, worst))']], exe, B, id))
+rock.sleep(0.3)
+for r = 1, 2 do
+  local t0 = hr()
+  remote:upload{ path = "/tmp/rock-bench-up-" .. remote.id .. ".bin", file = big }
+  print(string.format("  upload %d: %.0f ms", r, (hr() - t0) / 1e6))
+end
+print("  meanwhile: " .. prober:read("a"):gsub("%s+$", ""))
+prober:close()
+remote:execute{ command = { "rm", "-f", "/tmp/rock-bench-up-" .. remote.id .. ".bin" } }
+remote:stop()
+os.remove(big)
+
 sb:stop()
 post("stop", { sandbox_id = id })
 os.execute("kill -TERM " .. server .. "; while kill -0 " .. server .. " 2>/dev/null; do sleep 0.05; done; rm -rf " .. home .. " " .. log)
