@@ -408,12 +408,15 @@ T.test("multipart in a file parses on the thread pool: parts, errors, a cancel a
   local script = tmp .. "/data/closing.lua"
   T.write(script, string.format([[
 local core = require("rock").core
-core.multipart_parse_file({ path = %q, boundary = "XyZ", tmpdir = %q }, function() print("called") end)
+core.multipart_parse_file({ path = %q, boundary = "XyZ", tmpdir = %q }, function(parts)
+  for _, p in ipairs(parts or {}) do if p.file then os.remove(p.file) end end -- delivered: the cb's
+  print("called")
+end)
 print("leaving")
 ]], big, dir))
   local out, code = run{ T.rock_exe(), script }
   T.eq(code, 0)
-  T.eq(out, "leaving\n")
+  T.ok(out == "leaving\n" or out == "leaving\ncalled\n", "leaving, then at most the cb: " .. out)
   T.eq(#listdir(dir), 0, "no part file left by a host that closed")
   os.remove(big); os.remove(bad); os.remove(script)
   assert(os.execute("rmdir " .. dir))
