@@ -151,6 +151,44 @@ function T.write(path, text)
   f:close()
 end
 
+--- The size of the file at path, or nil when it cannot be opened.
+function T.file_size(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local n = f:seek("end")
+  f:close()
+  return n
+end
+
+--- The names in dir (with dot files; none when it is missing).
+function T.listdir(dir)
+  local names = {}
+  local p = io.popen("ls -A '" .. dir .. "' 2>/dev/null")
+  for line in p:lines() do names[#names + 1] = line end
+  p:close()
+  return names
+end
+
+--- Run argv without blocking the loop (inside a task); returns its
+--- stdout and exit code (stderr goes to ours).
+function T.run(argv)
+  return rock.await(function(done)
+    local out = rock.uv.new_pipe()
+    local chunks = {}
+    local code, eof = nil, false
+    local function maybe()
+      if code and eof then out:close(); done(table.concat(chunks), code) end
+    end
+    local proc = rock.uv.spawn(argv[1], { args = { table.unpack(argv, 2) }, stdio = { nil, out, 2 } },
+      function(c) code = c; maybe() end)
+    assert(proc, "cannot start " .. argv[1])
+    out:read_start(function(_, data)
+      if data then chunks[#chunks + 1] = data else eof = true; maybe() end
+    end)
+    return nil
+  end)
+end
+
 --- The bytes of path, or nil when it cannot be opened.
 function T.read(path)
   local f = io.open(path, "rb")

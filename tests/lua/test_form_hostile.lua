@@ -22,21 +22,7 @@ local seed = tonumber(os.getenv("ROCK_TEST_SEED") or "") or os.time()
 math.randomseed(seed)
 print("seed " .. seed .. " (ROCK_TEST_SEED)")
 
-local function listdir(dir)
-  local names = {}
-  local p = io.popen("ls -A '" .. dir .. "' 2>/dev/null")
-  for line in p:lines() do names[#names + 1] = line end
-  p:close()
-  return names
-end
-
-local function file_size(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local n = f:seek("end")
-  f:close()
-  return n
-end
+local listdir, file_size = T.listdir, T.file_size
 
 -- A body file at path: parts {name=, filename=, size= | value=} with boundary b.
 local function make_body(path, b, parts, closing)
@@ -455,23 +441,7 @@ end)
 
 -- ---- a host that exits mid-parse ----
 
-local function run(argv)
-  return rock.await(function(done)
-    local out = uv.new_pipe()
-    local chunks = {}
-    local code, eof = nil, false
-    local function maybe()
-      if code and eof then out:close(); done(table.concat(chunks), code) end
-    end
-    local proc = uv.spawn(argv[1], { args = { table.unpack(argv, 2) }, stdio = { nil, out, 2 } },
-      function(c) code = c; maybe() end)
-    assert(proc, "cannot start " .. argv[1])
-    out:read_start(function(_, data)
-      if data then chunks[#chunks + 1] = data else eof = true; maybe() end
-    end)
-    return nil
-  end)
-end
+local run = T.run
 
 T.test("a host that exits with 40 parses in flight: exit as asked, no file left", function()
   if valgrind then return print("     (skipped under valgrind)") end

@@ -14,42 +14,10 @@ os.remove(tmp)
 assert(os.execute("mkdir -p " .. tmp .. "/srv " .. tmp .. "/data"))
 local SRVTMP = tmp .. "/srv"
 
---- Run argv without blocking the loop; returns stdout, exit code.
-local function run(argv)
-  return rock.await(function(done)
-    local out = uv.new_pipe()
-    local chunks = {}
-    local code, eof = nil, false
-    local function maybe()
-      if code and eof then out:close(); done(table.concat(chunks), code) end
-    end
-    local proc = uv.spawn(argv[1], { args = { table.unpack(argv, 2) }, stdio = { nil, out, 2 } },
-      function(c) code = c; maybe() end)
-    assert(proc, "cannot start " .. argv[1])
-    out:read_start(function(_, data)
-      if data then chunks[#chunks + 1] = data else eof = true; maybe() end
-    end)
-    return nil
-  end)
-end
-
+local run, file_size, listdir = T.run, T.file_size, T.listdir
 local raw = T.raw_tcp
 
 local function status_of(text) return tonumber(text:match("^HTTP/1%.1 (%d%d%d)")) end
-
-local function file_size(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local n = f:seek("end")
-  f:close()
-  return n
-end
-
-local function listdir(dir)
-  local names = {}
-  for name in io.popen("ls -A " .. dir):lines() do names[#names + 1] = name end
-  return names
-end
 
 -- gates: a handler parks on gate(name) until open(name)
 local gates, waiting = {}, {}
