@@ -50,6 +50,8 @@ static int l_proc_start_time(lua_State *L) {
   fclose(f);
   buf[n] = 0;
   char *p = strrchr(buf, ')');
+  /* an ended process not reaped yet (zombie, dead) holds nothing: gone */
+  if (p && (p[1] == 0 || p[2] == 'Z' || p[2] == 'X')) return 0;
   /* field 22 (starttime) is the 20th after the comm field */
   for (int i = 0; p && i < 20; i++) p = strchr(p + 1, ' ');
   if (!p) return 0;

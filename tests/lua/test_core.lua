@@ -29,6 +29,28 @@ T.test("issue 7 item 2: synchronous failures raise rock errors", function()
   T.eq(core.proc_start_time(2 ^ 22 + 1), nil, "no such process: nil, an answer")
 end)
 
+T.test("proc_start_time: a process that ended but is not reaped yet (a zombie) is gone", function()
+  -- a parent that never reaps its child (SIGCHLD back to default: an
+  -- ignored one, as ctest may pass down, would reap it at once)
+  local p = io.popen("python3 -c 'import os, signal, sys, time\n" ..
+    "signal.signal(signal.SIGCHLD, signal.SIG_DFL)\npid = os.fork()\nif pid == 0: os._exit(0)\n" ..
+    "print(pid, os.getpid(), flush=True)\ntime.sleep(5)'")
+  local zombie, parent = p:read("n", "n")
+  T.ok(core.proc_start_time(parent) ~= nil, "the parent lives")
+  local st
+  for _ = 1, 200 do -- until the child has exited
+    local f = io.open("/proc/" .. zombie .. "/stat")
+    st = f and f:read("a"):match("%) (%a)")
+    if f then f:close() end
+    if st == "Z" then break end
+    rock.sleep(0.01)
+  end
+  T.eq(st, "Z", "the child is a zombie")
+  T.eq(core.proc_start_time(zombie), nil, "a zombie owns nothing: nil")
+  os.execute("kill " .. parent)
+  p:close()
+end)
+
 T.test("issue 7 item 2: misuse raises through luaL_argerror", function()
   T.match(raises_string(core.http_request, "x", print), "bad argument #1")
   T.match(raises_string(core.http_request, { url = "http://x/", timeout = "soon" }, print),

@@ -226,8 +226,9 @@ function core.images_plan(dir, budget, keep) end
 function core.rmtree(path) end
 
 --- The kernel start time (clock ticks since boot) of pid, or nil when
---- there is no such process (an answer, not a failure): with the pid, it
---- tells a live process from a reused pid.
+--- there is no such process, or it ended and is not reaped yet (a zombie
+--- holds nothing): an answer, not a failure. With the pid, it tells a
+--- live process from a reused pid.
 ---@param pid integer
 ---@return integer|nil
 function core.proc_start_time(pid) end
