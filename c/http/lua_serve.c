@@ -115,10 +115,10 @@ static void on_headers(rock_http_req_t *req, void *data) {
   uint64_t cl = req->content_length;
   if (cl != UINT64_MAX && (cl <= s->body_to_file || cl > req->max_body)) return;
   size_t tl = strlen(s->tmpdir);
-  char *b = malloc(tl + 20);
+  char *b = malloc(tl + 40);
   int fd = -1;
-  if (b) {
-    snprintf(b, tl + 20, "%s/rock-body-XXXXXX", s->tmpdir);
+  if (b) { /* the pid: a later server removes what a crashed one left */
+    snprintf(b, tl + 40, "%s/rock-body-%ld-XXXXXX", s->tmpdir, (long)getpid());
     fd = mkostemp(b, O_CLOEXEC);
   }
   if (fd < 0) {

@@ -164,9 +164,10 @@ static int part_headers(rock_multipart_t *m, rock_multipart_part_t *part,
 
 static int open_file(rock_multipart_t *m, rock_multipart_part_t *part) {
   size_t tl = strlen(m->tmpdir);
-  part->file = malloc(tl + 20);
+  part->file = malloc(tl + 40);
   if (!part->file) return fail(m, 0, "out of memory");
-  snprintf(part->file, tl + 20, "%s/rock-part-XXXXXX", m->tmpdir);
+  /* the pid: a later server removes what a crashed one left */
+  snprintf(part->file, tl + 40, "%s/rock-part-%ld-XXXXXX", m->tmpdir, (long)getpid());
   m->fd = mkostemp(part->file, O_CLOEXEC);
   if (m->fd < 0) {
     int e = errno;

@@ -24,7 +24,7 @@ typedef struct {
 typedef struct rock_multipart rock_multipart_t;
 
 /* A parser for the body of this boundary (without the leading "--"). Temp
- * files are made in tmpdir (mkstemp "rock-part-XXXXXX"); values larger
+ * files are made in tmpdir (mkstemp "rock-part-<pid>-XXXXXX"); values larger
  * than max_value go to a file too; more than max_parts parts is an error.
  * NULL when out of memory or the boundary is not 1-70 characters. */
 rock_multipart_t *rock_multipart_new(const char *boundary, const char *tmpdir,

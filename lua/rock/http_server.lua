@@ -299,6 +299,21 @@ local function request_mt(srv)
   end }
 end
 
+-- The temp files (request bodies, form parts) that processes now gone
+-- left in tmpdir, say a server killed mid-upload: their names carry the
+-- pid that made them (c/http/lua_serve.c, multipart.c). A live process's
+-- files, and anything else, stay.
+local function sweep(tmpdir)
+  local dir = uv.fs_scandir(tmpdir)
+  if not dir then return end
+  while true do
+    local name = uv.fs_scandir_next(dir)
+    if not name then break end
+    local pid = name:match("^rock%-body%-(%d+)%-%w+$") or name:match("^rock%-part%-(%d+)%-%w+$")
+    if pid and not core.proc_start_time(tonumber(pid)) then os.remove(tmpdir .. "/" .. name) end
+  end
+end
+
 --- Start a server; returns it at once (srv.port, srv.url). Raises
 --- invalid_argument for bad options and io_error (err.errno, e.g.
 --- "EADDRINUSE") when it cannot listen.
@@ -330,6 +345,7 @@ function M.serve(opts)
   if type(tmpdir) ~= "string" or tmpdir == "" then
     errors.raise("invalid_argument", "rock.http.serve: tmpdir must be a directory")
   end
+  sweep(tmpdir)
   local srv = setmetatable({
     _handler = opts.handler, _after = opts.after, _pool = {}, _waiting = {}, _idle_waiters = {},
     _ntasks = 0, _waiters = {},

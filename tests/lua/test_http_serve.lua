@@ -390,6 +390,26 @@ print("leaving")
   assert(os.execute("rmdir " .. dir))
 end)
 
+T.test("a server starting removes the temp files that dead processes left in its tmpdir, and only those", function()
+  local dir = tmp .. "/data/sweep"
+  assert(os.execute("mkdir -p " .. dir))
+  local dead, me = 2 ^ 22 + 1, core.getpid()
+  local names = { string.format("rock-body-%d-aB3dE9", dead), string.format("rock-part-%d-Zz09yy", dead),
+    string.format("rock-body-%d-kept01", me), "rock-body-nopid", "mine.txt" }
+  for _, n in ipairs(names) do T.write(dir .. "/" .. n, "x") end
+  local s = rock.http.serve{ port = 0, tmpdir = dir, handler = function(req)
+    return { body = req.body_file and req.body_file:match("[^/]*$") or "" }
+  end }
+  local left = T.listdir(dir)
+  table.sort(left)
+  T.eq(table.concat(left, " "), string.format("mine.txt rock-body-%d-kept01 rock-body-nopid", me))
+  -- its own files carry its pid, so a later server can tell
+  local r = rock.http.request{ url = s.url .. "/", method = "POST", body = string.rep("b", 2 * 1024 * 1024) }
+  T.match(r.body, "^rock%-body%-" .. me .. "%-%w+$")
+  s:stop()
+  assert(os.execute("rm -rf '" .. dir .. "'"))
+end)
+
 T.test("handler errors are 500 with a JSON error; bad responses too", function()
   local r = rock.http.request{ url = srv.url .. "/raise" }
   T.eq(r.status, 500)
