@@ -1,9 +1,10 @@
-/* editor.c: SWE-agent's str_replace_editor (editor.h): path checks in
- * SWE-agent's order, the five commands, the file I/O (non-blocking open,
- * regular files up to 32 MiB, writes through a temp file and a rename:
- * replace.c) and the undo history, bounded in bytes with the oldest entries
- * dropped first. Texts and views are editor_text.c's; the listing of a
- * directory is editor_dir.c's. */
+/* editor.c: SWE-agent's str_replace_editor (editor.h): the path checks
+ * in SWE-agent's order, the five commands, the file I/O (non-blocking open, regular files up to 32 MiB,
+ * writes through a temp file and a rename: replace.c) and the undo
+ * history, bounded in bytes with the oldest entries dropped first. Every
+ * pass over a file is linear: the matches of old_str are found by one
+ * forward scan (find), whatever memmem costs per call. Texts and views are
+ * editor_text.c's; the listing of a directory is editor_dir.c's. */
 #include "editor.h"
 
 #include <errno.h>
@@ -109,6 +110,16 @@ static int fail(rock_buf_t *out, int code, const char *fmt, ...) {
   return rc ? -1 : code;
 }
 
+/* Append s[0..n) as a message quotes it: cut after ROCK_EDITOR_CLIP
+ * characters (then followed by ROCK_EDITOR_CLIPPED), so an answer never
+ * grows with an argument. 0 or -1. */
+static int echo(rock_buf_t *out, const char *s, size_t n) {
+  size_t at = rock__utf8_prefix(s, n, ROCK_EDITOR_CLIP);
+  return rock_buf_append(out, s, at) || (at < n && rock_buf_puts(out, ROCK_EDITOR_CLIPPED))
+             ? -1
+             : 0;
+}
+
 /* The path as Python's pathlib prints it: repeated slashes and "."
  * components gone, no trailing slash; "" is ".". */
 static int norm_path(rock_buf_t *o, const char *in) {
@@ -141,32 +152,23 @@ static size_t line_start(const char *s, size_t n, size_t k) {
   return p ? (size_t)(p - s) : n;
 }
 
-/* The end of line k (its \n, or the end of the text). */
-static size_t line_end(const char *s, size_t n, size_t k) {
-  size_t b = line_start(s, n, k);
-  const char *nl = memchr(s + b, '\n', n - b);
-  return nl ? (size_t)(nl - s) : n;
-}
-
 /* Lines [from, to) of s, joined by \n (Python's "\n".join(lines[from:to])),
- * clamped to the text. */
+ * clamped to the text: [*b, *e). Reads s only up to the slice's end. */
 static void slice_lines(const char *s, size_t n, size_t from, size_t to, size_t *b,
                         size_t *e) {
-  size_t lines = count_lines(s, n);
-  if (to > lines) to = lines;
-  if (from >= to) {
-    *b = *e = 0;
-    return;
-  }
-  *b = line_start(s, n, from);
-  *e = line_end(s, n, to - 1);
+  const char *p = s, *end = s + n, *nl = NULL;
+  *b = *e = 0;
+  if (from >= to) return;
+  for (size_t k = 0; k < from; k++, p = nl + 1)
+    if (!(nl = memchr(p, '\n', end - p))) return; /* the text has no line `from` */
+  *b = (size_t)(p - s);
+  for (size_t k = from; k < to; k++, p = nl + 1)
+    if (!(nl = memchr(p, '\n', end - p)) || k + 1 == to) break;
+  *e = nl ? (size_t)(nl - s) : n;
 }
 
-static size_t count_char(const char *s, size_t n, char c) {
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++) k += s[i] == c;
-  return k;
-}
+/* The \n in s[0..n). */
+static size_t count_newlines(const char *s, size_t n) { return count_lines(s, n) - 1; }
 
 /* ------------------------------------------------------------ files */
 
@@ -320,15 +322,62 @@ static int create(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
   return fail(out, 0, "File created successfully at: %s", p);
 }
 
-/* Non-overlapping occurrences of x in s (Python's str.count); an empty x
- * occurs before every character and at the end. */
-static size_t occurrences(const char *s, size_t n, const char *x, size_t xn, size_t *first) {
+/* The first x (xn > 0) in [s, e), or NULL. memmem is asked about windows
+ * that double from 1 KiB: where memmem costs its haystack's length, not
+ * the distance to the match (a sanitizer checks the whole range, valgrind
+ * replaces it), k searches over the rest of a text cost O(n * k); these
+ * cost O(distance + xn) each, so a pass over all matches stays linear. */
+static const char *find(const char *s, const char *e, const char *x, size_t xn) {
+  size_t w = xn < 512 ? 1024 : 2 * xn;
+  while ((size_t)(e - s) >= xn) {
+    size_t len = (size_t)(e - s) < w ? (size_t)(e - s) : w;
+    const char *hit = memmem(s, len, x, xn);
+    if (hit || len == (size_t)(e - s)) return hit;
+    s += len - xn + 1;
+    if (w < ((size_t)1 << 40)) w *= 2;
+  }
+  return NULL;
+}
+
+/* Does x occur in s once, or more (Python's str.count(x) == 1, > 1)?
+ * Returns 0, 1 or 2 (two or more), the first at *first. An empty x occurs
+ * before every character and at the end. */
+static int occurrences(const char *s, size_t n, const char *x, size_t xn, size_t *first) {
   *first = 0;
-  if (!xn) return rock__utf8_count(s, n) + 1;
-  size_t k = 0;
-  for (const char *at = s; (at = memmem(at, s + n - at, x, xn)); at += xn)
-    if (!k++) *first = at - s;
-  return k;
+  if (!xn) return n ? 2 : 1;
+  const char *a = find(s, s + n, x, xn);
+  if (!a) return 0;
+  *first = (size_t)(a - s);
+  return find(a + xn, s + n, x, xn) ? 2 : 1;
+}
+
+/* Append the 1-based numbers of the lines of s that hold x, as SWE-agent
+ * lists them ([i + 1 for i, l in enumerate(s.split("\n")) if x in l]),
+ * the first ROCK_EDITOR_MAX_LINES_LISTED of them: "[1, 5, 9]", then " and
+ * N more lines" for the rest. One pass: from each match to the next line. */
+static int list_lines(rock_buf_t *o, const char *s, size_t n, const char *x, size_t xn) {
+  const char *e = s + n;
+  size_t listed = 0, more = 0;
+  int rc = rock_buf_puts(o, "[");
+  if (!xn) { /* "" is in every line */
+    size_t lines = count_lines(s, n);
+    for (size_t k = 1; k <= lines && k <= ROCK_EDITOR_MAX_LINES_LISTED && !rc; k++)
+      rc = (listed++ && rock_buf_puts(o, ", ")) || rock_buf_putu(o, k);
+    more = lines - listed;
+  } else if (!memchr(x, '\n', xn)) { /* (one with \n is in no line) */
+    size_t line = 1;
+    for (const char *p = s, *hit; !rc && (hit = find(p, e, x, xn));) {
+      for (const char *nl; (nl = memchr(p, '\n', hit - p)); p = nl + 1) line++;
+      if (listed < ROCK_EDITOR_MAX_LINES_LISTED)
+        rc = (listed++ && rock_buf_puts(o, ", ")) || rock_buf_putu(o, line);
+      else more++;
+      const char *nl = memchr(hit, '\n', e - hit); /* on to the next line */
+      if (!nl) break;
+      p = nl + 1, line++;
+    }
+  }
+  rc = rc || rock_buf_puts(o, "]") || (more && rock_buf_printf(o, " and %zu more lines", more));
+  return rc ? -1 : 0;
 }
 
 static int str_replace(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
@@ -346,38 +395,29 @@ static int str_replace(rock_editor_t *ed, const rock_editor_req_t *q, const char
   rock_buf_free(&file); /* the expanded text is the one edited */
   const char *t = text.data ? text.data : "", *o = old.data ? old.data : "",
              *w = new.data ? new.data : "";
-  size_t at = 0, k = rc ? 0 : occurrences(t, text.len, o, old.len, &at);
+  size_t at = 0;
+  int k = rc ? 0 : occurrences(t, text.len, o, old.len, &at);
   if (!rc && k == 0)
-    rc = fail(out, 15, "No replacement was performed, old_str `%s` did not appear verbatim in "
-              "%s.", o, p);
-  if (!rc && k > 1) {
-    rock_buf_t lines = {0};
-    rc = rock_buf_puts(&lines, "[");
-    size_t no = 1, any = 0;
-    for (const char *s = t, *e = t + text.len; !rc; no++) {
-      const char *nl = memchr(s, '\n', e - s), *end = nl ? nl : e;
-      if (!old.len || memmem(s, end - s, o, old.len))
-        rc = rock_buf_printf(&lines, "%s%zu", any++ ? ", " : "", no);
-      if (!nl) break;
-      s = nl + 1;
-    }
-    if (!rc) rc = rock_buf_puts(&lines, "]");
-    if (!rc)
-      rc = fail(out, 16, "No replacement was performed. Multiple occurrences of old_str `%s` in "
-                "lines %s. Please ensure it is unique", o, lines.data);
-    rock_buf_free(&lines);
-  }
+    rc = rock_buf_puts(out, "No replacement was performed, old_str `") ||
+         echo(out, o, old.len) ||
+         rock_buf_printf(out, "` did not appear verbatim in %s.", p) ? -1 : 15;
+  if (!rc && k > 1)
+    rc = rock_buf_puts(out, "No replacement was performed. Multiple occurrences of old_str `") ||
+         echo(out, o, old.len) || rock_buf_puts(out, "` in lines ") ||
+         list_lines(out, t, text.len, o, old.len) ||
+         rock_buf_puts(out, ". Please ensure it is unique") ? -1 : 16;
   if (!rc && old.len == new.len && !memcmp(o, w, old.len))
-    rc = fail(out, 161, "No replacement was performed, old_str `%s` is the same as new_str "
-              "`%s`.", o, w);
+    rc = rock_buf_puts(out, "No replacement was performed, old_str `") ||
+         echo(out, o, old.len) || rock_buf_puts(out, "` is the same as new_str `") ||
+         echo(out, w, new.len) || rock_buf_puts(out, "`.") ? -1 : 161;
   if (!rc && (rock_buf_append(&edited, t, at) || rock_buf_append(&edited, w, new.len) ||
               rock_buf_append(&edited, t + at + old.len, text.len - at - old.len)))
     rc = -1;
   if (!rc) rc = write_text(ed, p, &edited, &enc, &raw, out);
   if (!rc) {
-    size_t line = count_char(t, at, '\n');
+    size_t line = count_newlines(t, at);
     size_t from = line > SNIPPET_LINES ? line - SNIPPET_LINES : 0;
-    size_t to = line + SNIPPET_LINES + count_char(w, new.len, '\n') + 1, b, e;
+    size_t to = line + SNIPPET_LINES + count_newlines(w, new.len) + 1, b, e;
     slice_lines(edited.data, edited.len, from, to, &b, &e);
     rock_buf_t desc = {0};
     rc = rock_buf_printf(out, "The file %s has been edited. ", p) ||

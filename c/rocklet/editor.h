@@ -1,8 +1,12 @@
 /* editor.h: SWE-agent's str_replace_editor (view, create, str_replace,
  * insert, undo_edit) in plain C, with no HTTP: the texts a model reads are
- * SWE-agent's, byte for byte (shared/SWE-FACTS.md). The edit history lives
- * in a rock_editor_t, bounded in bytes. routes_editor.c serves it as
- * POST /editor; docs/rocklet-api.md says what it does. */
+ * SWE-agent's, byte for byte (shared/SWE-FACTS.md), and bounded: a text
+ * echoed (old_str, new_str) is cut at ROCK_EDITOR_CLIP characters, the
+ * lines of several matches at ROCK_EDITOR_MAX_LINES_LISTED, a directory
+ * listing at ROCK_EDITOR_MAX_LISTING bytes. Every call is linear in the
+ * file's size. The edit history lives in a rock_editor_t, bounded in
+ * bytes. routes_editor.c serves it as POST /editor; docs/rocklet-api.md
+ * says what it does. */
 #ifndef ROCK_ROCKLET_EDITOR_H
 #define ROCK_ROCKLET_EDITOR_H
 
@@ -16,6 +20,14 @@
 #define ROCK_EDITOR_CLIP 16000
 /* The default bound on the bytes the undo history keeps (all files). */
 #define ROCK_EDITOR_HISTORY_MAX ((size_t)32 << 20)
+/* "Multiple occurrences ... in lines [...]" names this many lines at most;
+ * the rest are counted ("and N more lines"). */
+#define ROCK_EDITOR_MAX_LINES_LISTED 100
+/* A directory listing stops after this many bytes (whole lines), followed
+ * by a "<response clipped>" line: a command's default max_output. */
+#define ROCK_EDITOR_MAX_LISTING ((size_t)1 << 20)
+/* The mark after a text cut short (SWE-agent's, the start of its NOTE). */
+#define ROCK_EDITOR_CLIPPED "<response clipped>"
 
 /* Exit codes of the failures SWE-agent has no code for (its own: 1..21). */
 #define ROCK_EDITOR_E_READ 19  /* the file cannot be read (or is too large) */

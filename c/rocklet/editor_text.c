@@ -11,7 +11,7 @@
 #include "editor.h"
 
 static const char NOTE[] =
-    "<response clipped><NOTE>To save on context only part of this file has been "
+    ROCK_EDITOR_CLIPPED "<NOTE>To save on context only part of this file has been "
     "shown to you. You should retry this tool after you have searched inside the "
     "file with `grep -n` in order to find the line numbers of what you are "
     "looking for.</NOTE>";
@@ -54,6 +54,13 @@ int rock__utf8_valid(const char *s, size_t n) {
   return 1;
 }
 
+size_t rock__utf8_prefix(const char *s, size_t n, size_t chars) {
+  size_t at = 0;
+  for (size_t k = 0; at < n; at++)
+    if (((unsigned char)s[at] & 0xC0) != 0x80 && k++ == chars) break;
+  return at;
+}
+
 size_t rock__utf8_count(const char *s, size_t n) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++) k += ((unsigned char)s[i] & 0xC0) != 0x80;
@@ -74,6 +81,10 @@ int rock__utf8_clean(rock_buf_t *out, const char *s, size_t n) {
 
 int rock__decode(rock_buf_t *out, const char *raw, size_t n, rock__enc_t *enc) {
   enc->latin1 = !rock__utf8_valid(raw, n);
+  if (!enc->latin1 && !memchr(raw, '\r', n)) { /* the text is the bytes */
+    enc->crlf = 0;
+    return rock_buf_append(out, raw, n);
+  }
   size_t lf = 0, crlf = 0, lone_cr = 0;
   if (rock_buf_reserve(out, enc->latin1 ? 2 * n : n)) return -1;
   char *o = out->data + out->len;
@@ -161,10 +172,8 @@ int rock__view(rock_buf_t *out, const char *content, size_t n, const char *desc,
   rock_buf_t cut = {0}, text = {0};
   int rc = 0;
   if (!content) content = "", n = 0;
-  if (rock__utf8_count(content, n) > ROCK_EDITOR_CLIP) {
-    size_t off = 0;
-    for (size_t k = 0; off < n; off++) /* the byte where character CLIP starts */
-      if (((unsigned char)content[off] & 0xC0) != 0x80 && k++ == ROCK_EDITOR_CLIP) break;
+  size_t off = rock__utf8_prefix(content, n, ROCK_EDITOR_CLIP);
+  if (off < n) {
     rc = rock_buf_append(&cut, content, off) || rock_buf_puts(&cut, NOTE);
     content = cut.data, n = cut.len;
   }

@@ -20,6 +20,9 @@ typedef struct {
 int rock__utf8_valid(const char *s, size_t n);
 /* Code points in the valid UTF-8 s[0..n). */
 size_t rock__utf8_count(const char *s, size_t n);
+/* The bytes of the first `chars` code points of the UTF-8 s[0..n) (n when
+ * it holds no more); stops there. */
+size_t rock__utf8_prefix(const char *s, size_t n, size_t chars);
 /* Append s[0..n) to out as valid UTF-8: each byte of a bad sequence
  * becomes U+FFFD (for file names). 0 or -1. */
 int rock__utf8_clean(rock_buf_t *out, const char *s, size_t n);
