@@ -1,6 +1,8 @@
 /* child.c: the preamble of every child of the rocklet (see child.h).
- * Only async-signal-safe calls plus setenv run here: the rocklet is single
- * threaded, so setenv after fork is safe. */
+ * Only async-signal-safe calls plus setenv run here. setenv after fork is
+ * safe: the rocklet's only other threads are libuv's pool running editor
+ * calls (routes_editor.c), which never take the environment's lock, and
+ * glibc's fork leaves malloc usable in the child. */
 #include "child.h"
 
 #include <errno.h>

@@ -4,9 +4,11 @@
  * echoed (old_str, new_str) is cut at ROCK_EDITOR_CLIP characters, the
  * lines of several matches at ROCK_EDITOR_MAX_LINES_LISTED, a directory
  * listing at ROCK_EDITOR_MAX_LISTING bytes. Every call is linear in the
- * file's size. The edit history lives in a rock_editor_t, bounded in
- * bytes. routes_editor.c serves it as POST /editor; docs/rocklet-api.md
- * says what it does. */
+ * file's size. The edit history lives in a rock_editor_t, bounded in bytes;
+ * a rock_editor_t serves one call at a time (any thread, not two at once:
+ * routes_editor.c runs the calls one by one on libuv's thread pool).
+ * routes_editor.c serves it as POST /editor; docs/rocklet-api.md says what
+ * it does. */
 #ifndef ROCK_ROCKLET_EDITOR_H
 #define ROCK_ROCKLET_EDITOR_H
 

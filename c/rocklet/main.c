@@ -1,6 +1,7 @@
 /* main.c: the rocklet, rock's agent inside every sandbox.
  *   rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] [--owner-pid P]
- * Serves the HTTP API of routes.c on a unix socket, on one libuv loop.
+ * Serves the HTTP API of routes.c on a unix socket, on one libuv loop
+ * (editor calls run on libuv's thread pool: routes_editor.c).
  * It is a child subreaper (PID 1 in a container: the init), so every
  * process it starts, however deep, is reaped here and killed on the way
  * out: on /close, SIGTERM/SIGINT/SIGHUP, idle expiry, or the owner's death
@@ -48,6 +49,12 @@ static void exit_now(uv_idle_t *h) {
   uv_stop(rocklet.loop);
 }
 
+/* Once no editor call runs: let the loop flush the last answers, then stop. */
+static void exit_soon(void) {
+  uv_idle_init(rocklet.loop, &exit_idle);
+  uv_idle_start(&exit_idle, exit_now);
+}
+
 static void rocklet_touch(void);
 
 static void rocklet_shutdown(const char *why) {
@@ -58,9 +65,9 @@ static void rocklet_shutdown(const char *why) {
   jobs_close_all();
   rock_procs_kill_all(); /* background jobs too: they are our children */
   unlink(socket_path);
-  /* let the loop flush the last answers, then stop */
-  uv_idle_init(rocklet.loop, &exit_idle);
-  uv_idle_start(&exit_idle, exit_now);
+  /* an edit under way finishes and is answered (routes.c takes no new
+   * call meanwhile); those waiting are answered now */
+  editor_close_all(exit_soon);
 }
 
 static void on_idle_expired(uv_timer_t *t) {
@@ -121,6 +128,7 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   memcpy(rocklet.dir, dir, strlen(dir) + 1); /* length checked in main */
   snprintf(socket_path, sizeof socket_path, "%s", sock);
   rocklet.loop = uv_default_loop();
+  json_object_seed(0); /* before the thread pool makes any JSON */
   rocklet.shutdown = rocklet_shutdown;
   rocklet.lease_left = rocklet_lease_left;
   rocklet.touch = rocklet_touch;

@@ -40,7 +40,11 @@ void sessions_close_all(void);
 void exec_run(rock_http_req_t *req, json_t *args);
 void files_read(rock_http_req_t *req, json_t *args);
 void files_write(rock_http_req_t *req, json_t *args);
-void editor_run(rock_http_req_t *req, json_t *args); /* routes_editor.c */
+/* The editor (routes_editor.c): args is NULL, the body is parsed off the
+ * loop. editor_close_all answers the calls that have not started and
+ * calls done (on the loop) once none runs: at once when none does. */
+void editor_run(rock_http_req_t *req, json_t *args);
+void editor_close_all(void (*done)(void));
 /* Background jobs (routes_jobs.c); jobs_close_all answers their waiters. */
 void jobs_start(rock_http_req_t *req, json_t *args);
 void jobs_wait(rock_http_req_t *req, json_t *args);
@@ -51,5 +55,10 @@ void jobs_close_all(void);
 
 /* The router (routes.c), main.c's server handler. */
 void routes_handle(rock_http_req_t *req, void *data);
+/* A request body as every endpoint takes it: a JSON object (an empty body
+ * is {}) whose strings hold no NUL but in the field any_nul (may be NULL).
+ * NULL on error, with the code and message for the answer. Thread-safe. */
+json_t *routes_parse(const char *body, size_t len, const char *any_nul, rock_err *code,
+                     char *msg, size_t msg_size);
 
 #endif

@@ -3,8 +3,12 @@
  * malformed one is answered 400 with {code, message} and changes nothing.
  * Every endpoint takes POST; /is_alive and /lease take GET and HEAD too;
  * another method is a 405 (bad_request). Text may hold \u0000 only in
- * write_file's content and run_in_session's command. The families: routes_session.c,
- * routes_exec.c, routes_jobs.c, files.c, routes_editor.c; their answers: reply.c. */
+ * write_file's content and run_in_session's command. Once the rocklet is
+ * shutting down only the GET endpoints are served (/is_alive, /lease,
+ * /jobs); the others answer sandbox_not_alive.
+ * The families: routes_session.c, routes_exec.c, routes_jobs.c, files.c,
+ * routes_editor.c (which parses its body off the loop: routes_parse); their
+ * answers: reply.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +43,7 @@ typedef void (*route_fn)(rock_http_req_t *, json_t *);
 static const struct {
   const char *path;
   route_fn fn;
-  int get;             /* GET (and HEAD) allowed besides POST */
+  int get;             /* GET (and HEAD) allowed besides POST; served in a shutdown */
   const char *any_nul; /* the one field whose text may hold NUL (\u0000) */
 } routes[] = {
     {"/is_alive", is_alive, 1, NULL},
@@ -50,7 +54,7 @@ static const struct {
     {"/execute", exec_run, 0, NULL},
     {"/read_file", files_read, 0, NULL},
     {"/write_file", files_write, 0, "content"},
-    {"/editor", editor_run, 0, NULL}, /* routes_editor.c */
+    {"/editor", editor_run, 0, NULL}, /* routes_editor.c: parses its body itself */
     {"/upload", upload_run, 0, NULL}, /* its body went to a file (upload.c) */
     {"/jobs/start", jobs_start, 0, NULL}, /* routes_jobs.c */
     {"/jobs/wait", jobs_wait, 0, NULL},
@@ -89,37 +93,56 @@ void routes_handle(rock_http_req_t *req, void *data) {
                        routes[at].get ? "POST, GET or HEAD" : "POST", m);
     return;
   }
+  if (rocklet.shutting_down && !routes[at].get) { /* no new work once the end began */
+    reply_error(req, ROCK_E_SANDBOX_NOT_ALIVE, "rocklet is shutting down");
+    return;
+  }
   route_fn fn = routes[at].fn;
-  json_t *args;
-  if (req->body_len == 0) {
-    args = json_object();
-  } else {
-    json_error_t je;
-    /* \u0000 is valid JSON text: write_file's content and a command may
-     * hold it (bytes that round-trip); any other field holding it is
-     * refused below (issue 7 item 18, hostile round) */
-    args = json_loadb(req->body, req->body_len, JSON_ALLOW_NUL, &je);
-    if (!args) {
-      reply_error(req, ROCK_E_BAD_REQUEST, "malformed JSON: %s (at %d:%d)",
-                  je.text, je.line, je.column);
-      return;
-    }
-    if (!json_is_object(args)) {
-      json_decref(args);
-      reply_error(req, ROCK_E_BAD_REQUEST, "body must be a JSON object");
-      return;
-    }
-    const char *k;
-    json_t *x;
-    json_object_foreach(args, k, x) {
-      if (routes[at].any_nul && !strcmp(k, routes[at].any_nul)) continue;
-      if (holds_nul(x)) {
-        reply_error(req, ROCK_E_INVALID_ARGUMENT, "field '%s' holds a NUL byte", k);
-        json_decref(args);
-        return;
-      }
-    }
+  if (fn == editor_run) { /* off the loop: the body may be 32 MiB */
+    fn(req, NULL);
+    return;
+  }
+  rock_err code;
+  char msg[512];
+  json_t *args =
+      routes_parse(req->body, req->body_len, routes[at].any_nul, &code, msg, sizeof msg);
+  if (!args) {
+    reply_error(req, code, "%s", msg);
+    return;
   }
   fn(req, args);
   json_decref(args);
+}
+
+json_t *routes_parse(const char *body, size_t len, const char *any_nul, rock_err *code,
+                     char *msg, size_t msg_size) {
+  if (len == 0) return json_object();
+  json_error_t je;
+  /* \u0000 is valid JSON text: write_file's content and a command may
+   * hold it (bytes that round-trip); any other field holding it is
+   * refused below (issue 7 item 18, hostile round) */
+  json_t *args = json_loadb(body, len, JSON_ALLOW_NUL, &je);
+  if (!args) {
+    *code = ROCK_E_BAD_REQUEST;
+    snprintf(msg, msg_size, "malformed JSON: %s (at %d:%d)", je.text, je.line, je.column);
+    return NULL;
+  }
+  if (!json_is_object(args)) {
+    json_decref(args);
+    *code = ROCK_E_BAD_REQUEST;
+    snprintf(msg, msg_size, "body must be a JSON object");
+    return NULL;
+  }
+  const char *k;
+  json_t *x;
+  json_object_foreach(args, k, x) {
+    if (any_nul && !strcmp(k, any_nul)) continue;
+    if (holds_nul(x)) {
+      *code = ROCK_E_INVALID_ARGUMENT;
+      snprintf(msg, msg_size, "field '%.200s' holds a NUL byte", k);
+      json_decref(args);
+      return NULL;
+    }
+  }
+  return args;
 }

@@ -2,10 +2,14 @@
 -- Lua API, in a scratch dir only. ctest runs it on the local backend and in
 -- containers (docker: rock-test/debian:12, and rock-test/busybox:1, which
 -- has no python and no bash); every message is checked in
--- tests/rocklet/test_editor.c, these check the wire and the sandbox.
+-- tests/rocklet/test_editor.c, these check the wire and the sandbox: a
+-- 30 MB edit off the rocklet's loop (/is_alive and a command do not wait
+-- on it) with a bounded answer, calls at once on one path and on several,
+-- a client gone mid-call, and /close while an edit runs.
 local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local rocklet = require "rock.rocklet"
+local cjson = require "cjson"
 
 local sb = rock.sandbox.start(T.sandbox_opts())
 -- made by write_file: rock-test/busybox:1 links few applets (no mkdir)
@@ -16,6 +20,14 @@ local function applet(name)
   return sb:execute{ command = "command -v " .. name }.exit_code == 0 and name or "busybox " .. name
 end
 local function call(body) return rocklet.call(sb.socket, "/editor", body, 30) end
+-- POST a JSON text as it is; status, answer
+local function post(text, timeout)
+  local res = rock.http.request{ url = "http://rocklet/editor", unix_socket = sb.socket,
+    method = "POST", headers = { "Content-Type: application/json" }, body = text,
+    timeout = timeout or 30 }
+  return res.status, cjson.decode(res.body)
+end
+local function seconds_since(t0) return (rock.uv.hrtime() - t0) / 1e9 end
 
 local function view_text(path, lines, from)
   local out = { "Here's the result of running `cat -n` on " .. path .. ":\n" }
@@ -95,6 +107,8 @@ T.test("malformed requests raise invalid_argument", function()
   T.raises("invalid_argument", call, { command = "str_replace", path = tmp .. "/f", old_str = 1 })
   T.raises("invalid_argument", call, { command = "insert", path = tmp .. "/f", insert_line = "1", new_str = "" })
   T.raises("invalid_argument", call, { command = "view", path = tmp .. "/f\0x" })
+  local long = "/" .. string.rep("d", 5000) -- past PATH_MAX: no message quotes it
+  T.match(T.raises("invalid_argument", call, { command = "view", path = long }).message, "PATH_MAX")
   local r = call({ command = "view", path = tmp .. "/f", view_range = { 1, "2" } })
   T.eq(r.exit_code, 11)
   r = call({ command = "view", path = tmp .. "/f", view_range = { 1.5, 2 } })
@@ -173,6 +187,145 @@ T.test("a NUL in old_str, new_str or file_text is refused, not cut", function()
   T.match(err.message, "file_text")
   T.eq(select(2, pcall(sb.read_file, sb, { path = tmp .. "/nul2.txt" })).code, "not_found", "nothing created")
   T.raises("invalid_argument", call, { command = "view", path = p, cwd = "/\0" })
+end)
+
+-- A 30 MB file of 7.5 million "foo" lines, then UNIQUE.
+local function big_file(s, p)
+  local yes, head = applet("yes"), applet("head")
+  T.eq(s:execute{ command = yes .. " foo | " .. head .. " -n 7500000 > " .. p .. " && echo UNIQUE >> " .. p }.exit_code, 0)
+end
+local MANY = "No replacement was performed. Multiple occurrences of old_str `foo` in lines [" ..
+  (function() local t = {} for i = 1, 100 do t[i] = tostring(i) end return table.concat(t, ", ") end)() ..
+  "] and 7499900 more lines. Please ensure it is unique"
+
+T.test("a 30 MB edit runs off the loop: /is_alive and a command never wait on it", function()
+  local p = tmp .. "/big30.txt"
+  big_file(sb, p)
+  local done, worst, polls = false, 0, 0
+  local edits = rock.spawn(function()
+    local rs = {}
+    for i = 1, 3 do rs[i] = sb:editor{ command = "str_replace", path = p, old_str = "foo", new_str = "bar" } end
+    rs[4] = sb:editor{ command = "str_replace", path = p, old_str = "UNIQUE", new_str = "DONE" }
+    done = true
+    return rs
+  end)
+  local poll = rock.spawn(function()
+    while not done do
+      local t0 = rock.uv.hrtime()
+      T.eq(rocklet.call(sb.socket, "/is_alive", {}, 30).is_alive, true)
+      worst = math.max(worst, seconds_since(t0))
+      polls = polls + 1
+      rock.sleep(0.005)
+    end
+  end)
+  local cmd = rock.spawn(function()
+    local slowest = 0
+    while not done do
+      local t0 = rock.uv.hrtime()
+      T.eq(sb:execute{ command = "echo hi" }.stdout, "hi\n")
+      slowest = math.max(slowest, seconds_since(t0))
+    end
+    return slowest
+  end)
+  local rs = rock.wait(edits)
+  rock.wait(poll)
+  local slowest = rock.wait(cmd)
+  T.ok(polls >= 3, "polled while the edits ran")
+  T.ok(worst < 0.5, string.format("/is_alive waited %.3f s", worst))
+  T.ok(slowest < 1, string.format("a command took %.3f s", slowest))
+  for i = 1, 3 do
+    T.eq(rs[i].exit_code, 16)
+    T.eq(rs[i].output, MANY) -- bounded: not 7.5 million line numbers
+  end
+  T.eq(rs[4].exit_code, 0)
+  T.match(rs[4].output, "\n7500001\tDONE\n")
+  local r = sb:editor{ command = "undo_edit", path = p } -- the history holds the 30 MB step
+  T.eq(r.exit_code, 0)
+  T.eq(sb:execute{ command = applet("tail") .. " -n 2 " .. p }.stdout, "foo\nUNIQUE\n")
+  T.eq(sb:editor{ command = "undo_edit", path = p }.exit_code, 18)
+end)
+
+T.test("calls at once: on one path one at a time, in turn; on several paths too", function()
+  local p = tmp .. "/conc.txt"
+  sb:write_file{ path = p, content = "base\n" }
+  local tasks = {}
+  for i = 1, 16 do
+    tasks[i] = rock.spawn(function()
+      return sb:editor{ command = "insert", path = p, insert_line = 0, new_str = "l" .. i }
+    end)
+  end
+  local vals, errs = rock.wait(tasks)
+  for i = 1, 16 do
+    T.eq(errs[i], nil)
+    T.eq(vals[i].exit_code, 0)
+  end
+  local seen, n = {}, 0
+  for l in sb:read_file{ path = p }.content:gmatch("[^\n]+") do seen[l] = true; n = n + 1 end
+  T.eq(n, 17, "no insert lost")
+  for i = 1, 16 do T.ok(seen["l" .. i], "l" .. i) end
+  for _ = 1, 16 do T.eq(sb:editor{ command = "undo_edit", path = p }.exit_code, 0) end
+  T.eq(sb:read_file{ path = p }.content, "base\n")
+  T.eq(sb:editor{ command = "undo_edit", path = p }.exit_code, 18)
+  -- several paths, and views and errors among the edits
+  for i = 1, 8 do sb:write_file{ path = tmp .. "/c" .. i, content = "v0\n" } end
+  tasks = {}
+  for i = 1, 8 do
+    tasks[#tasks + 1] = rock.spawn(function()
+      return sb:editor{ command = "str_replace", path = tmp .. "/c" .. i, old_str = "v0", new_str = "v" .. i }
+    end)
+    tasks[#tasks + 1] = rock.spawn(function() return sb:editor{ command = "view", path = tmp .. "/c" .. i } end)
+    tasks[#tasks + 1] = rock.spawn(function() return sb:editor{ command = "view", path = tmp .. "/nope" .. i } end)
+  end
+  vals, errs = rock.wait(tasks)
+  for i = 1, 8 do
+    T.eq(vals[3 * i - 2].exit_code, 0)
+    T.eq(vals[3 * i - 1].exit_code, 0)
+    T.eq(vals[3 * i].exit_code, 7)
+    T.eq(sb:read_file{ path = tmp .. "/c" .. i }.content, "v" .. i .. "\n")
+  end
+  for i = 1, 8 do
+    T.eq(sb:editor{ command = "undo_edit", path = tmp .. "/c" .. i }.exit_code, 0)
+    T.eq(sb:read_file{ path = tmp .. "/c" .. i }.content, "v0\n")
+  end
+end)
+
+T.test("a client gone mid-call: the rocklet goes on, file and history agree", function()
+  local p = tmp .. "/big30.txt"
+  local body = cjson.encode{ command = "str_replace", path = p, old_str = "UNIQUE", new_str = "GONE" }
+  T.eq(select(2, pcall(post, body, 0.02)).code, "timeout") -- hangs up mid-edit
+  local t0 = rock.uv.hrtime()
+  T.eq(rocklet.call(sb.socket, "/is_alive", {}, 30).is_alive, true)
+  T.ok(seconds_since(t0) < 0.5, "answered at once")
+  -- a call after it waits its turn, then sees what it did
+  local last = sb:editor{ command = "view", path = p, view_range = { 7500001, 7500001 } }.output
+  local undo = sb:editor{ command = "undo_edit", path = p }
+  if last:find("GONE", 1, true) then T.eq(undo.exit_code, 0) else T.eq(undo.exit_code, 18) end
+  T.eq(sb:execute{ command = applet("tail") .. " -n 1 " .. p }.stdout, "UNIQUE\n")
+  sb:execute{ command = "rm " .. p }
+end)
+
+T.test("/close while an edit runs: its answer comes, calls waiting are told, the rocklet ends", function()
+  local s2 = rock.sandbox.start(T.sandbox_opts())
+  local dir = s2.backend == "local" and T.scratch(s2) or "/tmp"
+  local p = dir .. "/big30.txt"
+  big_file(s2, p)
+  local running = rock.spawn(function()
+    return s2:editor{ command = "str_replace", path = p, old_str = "foo", new_str = "bar" }
+  end)
+  rock.sleep(0.05)
+  local waiting = rock.spawn(function() return pcall(s2.editor, s2, { command = "view", path = p }) end)
+  rock.sleep(0.01)
+  pcall(rocklet.call, s2.socket, "/close", {}, 30)
+  local r = rock.wait(running)
+  T.eq(r.exit_code, 16)
+  T.eq(r.output, MANY)
+  local ok, err = rock.wait(waiting)
+  T.ok(not ok, "a call waiting behind it is not run")
+  T.eq(err.code, "sandbox_not_alive")
+  local deadline = rock.uv.hrtime() + 10e9
+  while s2:is_alive() and rock.uv.hrtime() < deadline do rock.sleep(0.05) end
+  T.eq(s2:is_alive(), false, "the rocklet ended")
+  s2:stop()
 end)
 
 sb:stop() -- the scratch dir goes with the sandbox
