@@ -1,5 +1,6 @@
-/* editor.c: SWE-agent's str_replace_editor (editor.h): the path checks
- * in SWE-agent's order, the five commands, the file I/O (non-blocking open, regular files up to 32 MiB,
+/* editor.c: SWE-agent's str_replace_editor (editor.h): argparse's check
+ * of insert_line and the path checks in SWE-agent's order, the five
+ * commands, the file I/O (non-blocking open, regular files up to 32 MiB,
  * writes through a temp file and a rename: replace.c) and the undo
  * history, bounded in bytes with the oldest entries dropped first. Every
  * pass over a file is linear: the matches of old_str are found by one
@@ -21,6 +22,15 @@
 #include "replace.h"
 
 #define SNIPPET_LINES 4
+
+/* What argparse prints (stderr, exit code 2) for an argument it cannot
+ * convert, at its default width of 80 columns. */
+#define ARGPARSE_USAGE                                                         \
+  "usage: str_replace_editor [-h] [--file_text FILE_TEXT]\n"                   \
+  "                          [--view_range VIEW_RANGE VIEW_RANGE]\n"           \
+  "                          [--old_str OLD_STR] [--new_str NEW_STR]\n"        \
+  "                          [--insert_line INSERT_LINE]\n"                    \
+  "                          command path\n"
 
 /* One undo step: the bytes path held before an edit (for create: after). */
 typedef struct entry {
@@ -446,9 +456,13 @@ static int insert(rock_editor_t *ed, const rock_editor_req_t *q, const char *p,
   rock_buf_free(&file);
   const char *t = text.data ? text.data : "", *w = new.data ? new.data : "";
   long long k = q->insert_line, n = rc ? 0 : (long long)count_lines(t, text.len);
-  if (!rc && (k < 0 || k > n))
-    rc = fail(out, 17, "Invalid `insert_line` parameter: %lld. It should be within the range "
-              "of lines of the file: [0, %lld]", k, n);
+  if (!rc && (k < 0 || k > n)) {
+    char num[24];
+    snprintf(num, sizeof num, "%lld", k);
+    rc = fail(out, 17, "Invalid `insert_line` parameter: %s. It should be within the range "
+              "of lines of the file: [0, %lld]", q->insert_line_text ? q->insert_line_text : num,
+              n);
+  }
   if (!rc) {
     /* lines[:k] + new_lines + lines[k:], joined by \n */
     size_t at = line_start(t, text.len, (size_t)k);
@@ -499,9 +513,16 @@ static int undo(rock_editor_t *ed, const char *p, rock_buf_t *out) {
   return rc;
 }
 
-/* SWE-agent's validate_path, then the command. */
+/* argparse's conversion of insert_line, SWE-agent's validate_path, then
+ * the command. */
 static int run(rock_editor_t *ed, const rock_editor_req_t *q, const char *p, rock_buf_t *out) {
   const char *c = q->command ? q->command : "";
+  if (q->insert_line_set < 0) {
+    const char *v = q->insert_line_text ? q->insert_line_text : "''";
+    return rock_buf_puts(out, ARGPARSE_USAGE "str_replace_editor: error: argument "
+                         "--insert_line: invalid int value: ") ||
+           echo(out, v, strlen(v)) ? -1 : 2;
+  }
   if (p[0] != '/') {
     const char *cwd = q->cwd && *q->cwd ? q->cwd : "/";
     size_t cl = strlen(cwd);

@@ -49,8 +49,14 @@ typedef struct {
   int view_range_set;    /* 0: absent, 1: view_range holds two integers,
                             -1: given but not two integers */
   long long view_range[2];
-  int insert_line_set; /* 0: absent, 1: insert_line holds it */
+  int insert_line_set;  /* 0: absent, 1: insert_line holds it, -1: given but
+                           not an integer: SWE-agent's argparse refuses it
+                           (exit code 2, before anything else) */
   long long insert_line;
+  /* -1: the value as argparse names it (Python's repr of the string it
+   * got, e.g. '1.5'); 1: NULL, or the integer's digits when it does not
+   * fit a long long (insert_line is then LLONG_MIN or LLONG_MAX). */
+  const char *insert_line_text;
   const char *cwd; /* for the relative-path hint only; NULL: "/" */
 } rock_editor_req_t;
 

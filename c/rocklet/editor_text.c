@@ -39,6 +39,10 @@ static size_t utf8_seq(const unsigned char *p, const unsigned char *e, unsigned 
   return len;
 }
 
+size_t rock__utf8_seq(const char *s, size_t n, unsigned *cp) {
+  return n ? utf8_seq((const unsigned char *)s, (const unsigned char *)s + n, cp) : 0;
+}
+
 int rock__utf8_valid(const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s, *e = p + n;
   unsigned cp;

@@ -18,6 +18,9 @@ typedef struct {
 /* Is s[0..n) valid UTF-8 as Python's strict codec sees it (no overlong
  * forms, no surrogates, nothing past U+10FFFF)? */
 int rock__utf8_valid(const char *s, size_t n);
+/* The length of the valid UTF-8 sequence that starts s[0..n), its code
+ * point in *cp; 0 when it is not valid (or n is 0). */
+size_t rock__utf8_seq(const char *s, size_t n, unsigned *cp);
 /* Code points in the valid UTF-8 s[0..n). */
 size_t rock__utf8_count(const char *s, size_t n);
 /* The bytes of the first `chars` code points of the UTF-8 s[0..n) (n when

@@ -6,18 +6,24 @@
  * loop: {output, error, exit_code} with HTTP 200 (a tool error is an
  * observation for the model); only a request of the wrong shape (command
  * or path missing, a field of the wrong JSON type, a path longer than
- * PATH_MAX) is a 400. Calls waiting hold their bodies: past ED_QUEUE_MAX bytes of them a new
+ * PATH_MAX) is a 400. The integers come as SWE-agent's argparse takes
+ * them (editor_args.h): insert_line and view_range's elements may be
+ * integers, numbers with an integral value, or strings Python's int()
+ * reads; an insert_line argparse refuses is the tool's error 2.
+ * Calls waiting hold their bodies: past ED_QUEUE_MAX bytes of them a new
  * one is refused (no_memory). A client that goes away before its call
  * starts drops it (nothing is done); a call running finishes (its file and
  * the history stay whole) and its answer is dropped. editor_close_all (the
  * rocklet's shutdown) answers the calls waiting and lets the running one
  * finish. The history lives as long as the rocklet. */
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "editor.h"
+#include "editor_args.h"
 #include "editor_text.h"
 #include "rocklet.h"
 
@@ -45,17 +51,69 @@ static void (*closed)(void);        /* editor_close_all's done, once none runs *
 
 /* ------------------------------------------------ the JSON, on the pool */
 
-/* view_range: absent (or []) -> 0; two integers -> 1; anything else -> -1
- * (SWE-agent's "should be a list of two integers", a tool error). */
+/* A JSON number with an integral value that fits a long long. */
+static int integral(json_t *x, long long *v) {
+  if (json_is_integer(x)) {
+    *v = json_integer_value(x);
+    return 1;
+  }
+  double d = json_is_real(x) ? json_real_value(x) : NAN;
+  if (!(d >= -0x1p63 && d < 0x1p63) || d != floor(d)) return 0;
+  *v = (long long)d;
+  return 1;
+}
+
+/* view_range: absent, null or [] -> 0; two integers -> 1; anything else
+ * -> -1, SWE-agent's "should be a list of two integers" (a tool error).
+ * An element may be a string int() reads that fits a long long. */
 static int view_range(json_t *v, long long r[2]) {
   if (!v || json_is_null(v) || (json_is_array(v) && json_array_size(v) == 0)) return 0;
   if (!json_is_array(v) || json_array_size(v) != 2) return -1;
   for (int i = 0; i < 2; i++) {
     json_t *x = json_array_get(v, i);
-    if (!json_is_integer(x)) return -1;
-    r[i] = json_integer_value(x);
+    rock_buf_t big = {0};
+    int ok = integral(x, &r[i]) ||
+             (json_is_string(x) &&
+              rock__py_int(json_string_value(x), json_string_length(x), &r[i], &big) == 1 &&
+              !big.len);
+    rock_buf_free(&big);
+    if (!ok) return -1;
   }
   return 1;
+}
+
+/* insert_line as argparse's type=int takes what SWE-agent renders of it:
+ * an integer, a string int() reads; a number with a fraction (1.5), a
+ * string int() refuses or a boolean is the tool's error 2, named as
+ * argparse names it (text: repr() of the str it got). 0, or -1 when out
+ * of memory; an array or an object sets *err. */
+static int insert_line(json_t *v, rock_editor_req_t *q, rock_buf_t *text, char **err) {
+  if (!v || json_is_null(v)) return 0;
+  q->insert_line_set = 1;
+  if (integral(v, &q->insert_line)) return 0;
+  rock_buf_t s = {0}; /* the str argparse gets (SWE-agent renders the value) */
+  int rc = 0;
+  if (json_is_string(v)) {
+    int r = rock__py_int(json_string_value(v), json_string_length(v), &q->insert_line, text);
+    if (r) {
+      q->insert_line_text = text->data; /* NULL but for an integer past a long long */
+      return r < 0 ? -1 : 0;
+    }
+    rc = rock_buf_append(&s, json_string_value(v), json_string_length(v));
+  } else if (json_is_real(v)) {
+    rc = rock__py_float(&s, json_real_value(v));
+  } else if (json_is_boolean(v)) {
+    rc = rock_buf_puts(&s, json_is_true(v) ? "True" : "False");
+  } else {
+    q->insert_line_set = 0;
+    *err = strdup("field 'insert_line' must be an integer or a string");
+    return 0;
+  }
+  q->insert_line_set = -1;
+  rc = rc || rock__py_repr(text, s.data ? s.data : "", s.len);
+  q->insert_line_text = text->data;
+  rock_buf_free(&s);
+  return rc ? -1 : 0;
 }
 
 /* A path longer than any the system takes names nothing, and every
@@ -93,7 +151,7 @@ static void work(uv_work_t *w) {
   if (!args) return;
   char *err = NULL;
   rock_editor_req_t q = {0};
-  rock_buf_t out = {0};
+  rock_buf_t il = {0}, out = {0};
   q.command = arg_string(args, "command", 1, &err);
   q.path = arg_string(args, "path", 1, &err);
   q.file_text = arg_string(args, "file_text", 0, &err);
@@ -102,12 +160,7 @@ static void work(uv_work_t *w) {
   q.cwd = arg_string(args, "cwd", 0, &err);
   short_path(q.path, "path", &err);
   short_path(q.cwd, "cwd", &err);
-  json_t *il = json_object_get(args, "insert_line");
-  if (il && !json_is_null(il)) {
-    if (json_is_integer(il)) q.insert_line_set = 1, q.insert_line = json_integer_value(il);
-    else if (!err) err = strdup("field 'insert_line' must be an integer");
-  }
-  int rc = 0;
+  int rc = insert_line(json_object_get(args, "insert_line"), &q, &il, &err);
   q.view_range_set = view_range(json_object_get(args, "view_range"), q.view_range);
   if (!rc && !err && !editor && !(editor = rock_editor_new(0))) rc = -1;
   if (!rc && !err) rc = rock_editor_run(editor, &q, &out);
@@ -120,6 +173,7 @@ static void work(uv_work_t *w) {
     snprintf(c->msg, sizeof c->msg, "editor: out of memory");
   }
   free(err);
+  rock_buf_free(&il);
   rock_buf_free(&out);
   json_decref(args);
 }

@@ -419,26 +419,43 @@ function Sandbox:upload(opts)
   return self:_call("/upload?path=" .. q, nil, CALL_MARGIN + st.size / (1 << 20), file)
 end
 
+--- Python's str() of a float that is not an integer: the shortest digits
+--- that read back as x (what SWE-agent renders of a model's 1.5, and
+--- argparse then names: "invalid int value: '1.5'").
+local function py_float(x)
+  if x ~= x then return "nan" end
+  if x == math.huge or x == -math.huge then return x > 0 and "inf" or "-inf" end
+  for p = 1, 17 do
+    local s = string.format("%." .. p .. "g", x)
+    if tonumber(s) == x then return s end
+  end
+end
+
 --- SWE-agent's str_replace_editor, run by the rocklet (any image: no
 --- python or bash needed). opts: command ("view" | "create" |
 --- "str_replace" | "insert" | "undo_edit"), path (absolute), file_text,
 --- view_range {a, b}, old_str, new_str, insert_line, cwd (for the hint
---- after a relative path; default "/"). Returns {output, error,
---- exit_code}: a tool error (error=true, SWE-agent's exit code) is data
---- for the model, not a raise. The undo history lives in the rocklet.
+--- after a relative path; default "/"). insert_line and view_range's
+--- elements are taken as SWE-agent's argparse takes them: an integer (a
+--- float with an integral value too: JSON's numbers all read as floats),
+--- or a string int() reads ("1", " +1 "); what argparse refuses is the
+--- tool's error 2, and a view_range that is not two integers its error 11.
+--- Returns {output, error, exit_code}: a tool error (error=true,
+--- SWE-agent's exit code) is data for the model, not a raise. The undo
+--- history lives in the rocklet.
 function Sandbox:editor(opts)
   opts = check_table(opts, "editor")
   local vr = opts.view_range
-  if vr ~= nil and type(vr) ~= "table" then
+  if type(vr) == "table" and next(vr) == nil then
+    vr = nil -- [] is no range (cjson would send {})
+  elseif vr ~= nil and not require("cjson.safe").encode(vr) then -- a function, a sparse table
     errors.raise("invalid_argument", "editor: 'view_range' must be a list of two integers")
   end
-  if vr and next(vr) == nil then vr = nil end -- [] is no range (cjson would send {})
   local line = opts.insert_line
-  if line ~= nil then
-    line = type(line) == "number" and math.tointeger(line)
-    if not line then
-      errors.raise("invalid_argument", "editor: 'insert_line' must be an integer")
-    end
+  if math.type(line) == "float" then
+    line = math.tointeger(line) or py_float(line)
+  elseif line ~= nil and not ({ number = true, string = true, boolean = true })[type(line)] then
+    errors.raise("invalid_argument", "editor: 'insert_line' must be an integer or a string")
   end
   return self:_call("/editor", {
     command = need(opts.command, "string", "editor", "command"),

@@ -2,10 +2,11 @@
 -- Lua API, in a scratch dir only. ctest runs it on the local backend and in
 -- containers (docker: rock-test/debian:12, and rock-test/busybox:1, which
 -- has no python and no bash); every message is checked in
--- tests/rocklet/test_editor.c, these check the wire and the sandbox: a
--- 30 MB edit off the rocklet's loop (/is_alive and a command do not wait
--- on it) with a bounded answer, calls at once on one path and on several,
--- a client gone mid-call, and /close while an edit runs.
+-- tests/rocklet/test_editor.c, these check the wire and the sandbox: the
+-- arguments as SWE-agent's argparse takes them, a 30 MB edit off the
+-- rocklet's loop (/is_alive and a command do not wait on it) with a
+-- bounded answer, calls at once on one path and on several, a client gone
+-- mid-call, and /close while an edit runs.
 local rock = require "rock"
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local rocklet = require "rock.rocklet"
@@ -20,7 +21,7 @@ local function applet(name)
   return sb:execute{ command = "command -v " .. name }.exit_code == 0 and name or "busybox " .. name
 end
 local function call(body) return rocklet.call(sb.socket, "/editor", body, 30) end
--- POST a JSON text as it is; status, answer
+-- POST a JSON text as given (cjson would send 1.0 as 1); status, answer
 local function post(text, timeout)
   local res = rock.http.request{ url = "http://rocklet/editor", unix_socket = sb.socket,
     method = "POST", headers = { "Content-Type: application/json" }, body = text,
@@ -99,17 +100,16 @@ T.test("malformed requests raise invalid_argument", function()
   T.raises("invalid_argument", sb.editor, sb, { path = tmp .. "/f" })
   T.raises("invalid_argument", sb.editor, sb, { command = "view" })
   T.raises("invalid_argument", sb.editor, sb, { command = 1, path = tmp .. "/f" })
-  T.raises("invalid_argument", sb.editor, sb, { command = "insert", path = tmp .. "/f", insert_line = 1.5, new_str = "" })
-  T.raises("invalid_argument", sb.editor, sb, { command = "insert", path = tmp .. "/f", insert_line = "1", new_str = "" })
-  T.raises("invalid_argument", sb.editor, sb, { command = "view", path = tmp .. "/f", view_range = "1,2" })
+  T.raises("invalid_argument", sb.editor, sb, { command = "insert", path = tmp .. "/f", insert_line = { 1 }, new_str = "" })
+  T.raises("invalid_argument", sb.editor, sb, { command = "view", path = tmp .. "/f", view_range = print })
   -- the rocklet itself, with what sandbox.lua would not send
   T.raises("invalid_argument", call, { command = { "view" }, path = tmp .. "/f" })
   T.raises("invalid_argument", call, { command = "str_replace", path = tmp .. "/f", old_str = 1 })
-  T.raises("invalid_argument", call, { command = "insert", path = tmp .. "/f", insert_line = "1", new_str = "" })
+  T.raises("invalid_argument", call, { command = "insert", path = tmp .. "/f", insert_line = { 1 }, new_str = "" })
   T.raises("invalid_argument", call, { command = "view", path = tmp .. "/f\0x" })
   local long = "/" .. string.rep("d", 5000) -- past PATH_MAX: no message quotes it
   T.match(T.raises("invalid_argument", call, { command = "view", path = long }).message, "PATH_MAX")
-  local r = call({ command = "view", path = tmp .. "/f", view_range = { 1, "2" } })
+  local r = call({ command = "view", path = tmp .. "/f", view_range = { 1, "x" } })
   T.eq(r.exit_code, 11)
   r = call({ command = "view", path = tmp .. "/f", view_range = { 1.5, 2 } })
   T.eq(r.exit_code, 11)
@@ -187,6 +187,55 @@ T.test("a NUL in old_str, new_str or file_text is refused, not cut", function()
   T.match(err.message, "file_text")
   T.eq(select(2, pcall(sb.read_file, sb, { path = tmp .. "/nul2.txt" })).code, "not_found", "nothing created")
   T.raises("invalid_argument", call, { command = "view", path = p, cwd = "/\0" })
+end)
+
+local USAGE = "usage: str_replace_editor [-h] [--file_text FILE_TEXT]\n" ..
+  "                          [--view_range VIEW_RANGE VIEW_RANGE]\n" ..
+  "                          [--old_str OLD_STR] [--new_str NEW_STR]\n" ..
+  "                          [--insert_line INSERT_LINE]\n" ..
+  "                          command path\n" ..
+  "str_replace_editor: error: argument --insert_line: invalid int value: "
+
+T.test("insert_line and view_range as SWE-agent's argparse takes them", function()
+  local p = tmp .. "/ap.txt"
+  sb:write_file{ path = p, content = "a\nb\n" }
+  local function insert(line) return sb:editor{ command = "insert", path = p, insert_line = line, new_str = "x" } end
+  T.eq(insert("1").exit_code, 0) -- int("1"): SWE-agent's argparse takes it
+  T.eq(insert(" +2 ").exit_code, 0)
+  T.eq(insert(3.0).exit_code, 0) -- cjson reads every JSON number as a float
+  T.eq(sb:read_file{ path = p }.content, "a\nx\nx\nx\nb\n")
+  for v, shown in pairs{ ["1.0"] = "'1.0'", [1.5] = "'1.5'", [true] = "'True'", ["it's"] = "\"it's\"",
+                          [""] = "''", ["0.1"] = "'0.1'" } do
+    local r = insert(v)
+    T.eq(r.output, USAGE .. shown, tostring(v))
+    T.eq(r.exit_code, 2)
+    T.eq(r.error, true)
+  end
+  T.eq(insert(0.1 + 0.2).output, USAGE .. "'0.30000000000000004'") -- Python's repr of the float
+  T.eq(sb:read_file{ path = p }.content, "a\nx\nx\nx\nb\n", "unchanged")
+  local r = sb:editor{ command = "view", path = p, view_range = { "2", " 3" } }
+  T.eq(r.output, view_text(p, { "x", "x" }, 2))
+  for _, vr in ipairs{ "1,2", 5, true, { 1, "x" }, { 1.5, 2 }, { 1, 2, 3 }, { a = 1, b = 2 } } do
+    r = sb:editor{ command = "view", path = p, view_range = vr }
+    T.eq(r.output, "Invalid `view_range`. It should be a list of two integers.", cjson.encode(vr))
+    T.eq(r.exit_code, 11)
+  end
+  -- JSON numbers straight to the rocklet: 1.0 is an integer, 2.5 is not
+  local body = cjson.encode{ command = "insert", path = p, new_str = "w" }:gsub("}$", ',"insert_line":%%s}')
+  local status, a = post(body:format("1.0"))
+  T.eq(status, 200)
+  T.eq(a.exit_code, 0)
+  status, a = post(body:format("2.5e0"))
+  T.eq(a.output, USAGE .. "'2.5'")
+  status, a = post(body:format("1e20"))
+  T.eq(a.output, USAGE .. "'1e+20'")
+  status, a = post(body:format('"99999999999999999999"')) -- int() has no bound
+  T.eq(a.output, "Invalid `insert_line` parameter: 99999999999999999999. It should be within " ..
+    "the range of lines of the file: [0, 7]")
+  status, a = post(body:format("[1]"))
+  T.eq(status, 400)
+  T.eq(a.code, "invalid_argument")
+  T.eq(sb:read_file{ path = p }.content, "a\nw\nx\nx\nx\nb\n")
 end)
 
 -- A 30 MB file of 7.5 million "foo" lines, then UNIQUE.

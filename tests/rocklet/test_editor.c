@@ -1,11 +1,12 @@
 /* test_editor.c: unit tests for the rocklet's str_replace_editor
- * (c/rocklet/editor.c, editor_text.c, editor_dir.c) through its C API, in
- * a temp dir: every SWE-agent message and code (shared/SWE-FACTS.md),
- * tabs, Unicode, latin-1, CRLF, clipping, undo levels and the history
- * bound, non-regular and too-large files, the directory listing compared
- * with the real `find`; the bounds on every answer (100,000 matches, a
- * long old_str, a huge directory); and a 30 MB file edited in well under
- * a second of CPU (a looser bound under ASan, skipped under valgrind). */
+ * (c/rocklet/editor.c, editor_text.c, editor_dir.c, editor_args.c) through
+ * its C API, in a temp dir: every SWE-agent message and code
+ * (shared/SWE-FACTS.md), tabs, Unicode, latin-1, CRLF, clipping, undo
+ * levels and the history bound, non-regular and too-large files, the
+ * directory listing compared with the real `find`; argparse's int() and
+ * Python's repr(); the bounds on every answer (100,000 matches, long
+ * old_str, a huge directory); and a 30 MB file edited in well under a
+ * second of CPU (a looser bound under ASan, skipped under valgrind). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include <valgrind/valgrind.h>
 
 #include "rocklet/editor.h"
+#include "rocklet/editor_args.h"
 
 #include "check.h"
 
@@ -507,6 +509,115 @@ static void test_special_files(void) {
   CHECK(code == 0 && n == 8 && !memcmp(got, "a\0b\nbar\n", 8));
 }
 
+/* Python's int() as argparse's type=int applies it (editor_args.c); the
+ * expected values are Python 3.11's. */
+static void test_py_int(void) {
+  static const struct {
+    const char *s;
+    int ok;
+    long long v;
+  } cases[] = {
+      {"1", 1, 1},           {" 1 ", 1, 1},          {"+1", 1, 1},        {"-1", 1, -1},
+      {"1_0", 1, 10},        {"007", 1, 7},          {"-0", 1, 0},        {"-0_0", 1, 0},
+      {"\t\n12\v\f\r", 1, 12}, {"\xc2\xa0" "1\xe3\x80\x80", 1, 1}, /* U+00A0, U+3000 */
+      {"\xc2\x85" "1", 1, 1},  {"1\xe2\x80\xa8", 1, 1}, /* U+0085, U+2028 */
+      {"9223372036854775807", 1, 9223372036854775807LL},
+      {"-9223372036854775808", 1, -9223372036854775807LL - 1},
+      {"1__0", 0, 0},        {"1.0", 0, 0},          {"abc", 0, 0},       {"", 0, 0},
+      {" ", 0, 0},           {"0x1", 0, 0},          {"+", 0, 0},         {"_1", 0, 0},
+      {"1_", 0, 0},          {"+_1", 0, 0},          {"+ 1", 0, 0},       {"1 2", 0, 0},
+      {"--1", 0, 0},         {"\x1c" "1", 0, 0},     {"\xe2\x80\x8b" "1", 0, 0}, /* U+200B */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    long long v = 42;
+    rock_buf_t big = {0};
+    int ok = rock__py_int(cases[i].s, strlen(cases[i].s), &v, &big);
+    if (ok != cases[i].ok || (ok && v != cases[i].v) || big.len)
+      fprintf(stderr, "py_int case %zu [%s]: ok %d v %lld\n", i, cases[i].s, ok, v);
+    CHECK(ok == cases[i].ok && (!ok || v == cases[i].v) && !big.len);
+    rock_buf_free(&big);
+  }
+  /* past a long long: saturated, with the digits as Python prints them */
+  long long v;
+  rock_buf_t big = {0};
+  CHECK(rock__py_int(" 000099_999999999999999999 ", 27, &v, &big) == 1 && v == LLONG_MAX &&
+        same(big.data, "99999999999999999999"));
+  big.len = 0;
+  CHECK(rock__py_int("-9223372036854775809", 20, &v, &big) == 1 && v == LLONG_MIN &&
+        same(big.data, "-9223372036854775809"));
+  rock_buf_free(&big);
+}
+
+static const char *py_repr(const char *s) {
+  static rock_buf_t b;
+  b.len = 0;
+  CHECK(rock__py_repr(&b, s, strlen(s)) == 0);
+  return b.data ? b.data : "";
+}
+
+static const char *py_float(double x) {
+  static rock_buf_t b;
+  b.len = 0;
+  CHECK(rock__py_float(&b, x) == 0);
+  return b.data ? b.data : "";
+}
+
+/* Python's repr() of a str and of a float (Python 3.11's texts). */
+static void test_py_repr(void) {
+  CHECK(same(py_repr("1.5"), "'1.5'"));
+  CHECK(same(py_repr(""), "''"));
+  CHECK(same(py_repr("it's"), "\"it's\""));
+  CHECK(same(py_repr("a'\"b"), "'a\\'\"b'"));
+  CHECK(same(py_repr("a\nb\tc\r\\"), "'a\\nb\\tc\\r\\\\'"));
+  CHECK(same(py_repr("\x01\x1b\x7f"), "'\\x01\\x1b\\x7f'"));
+  CHECK(same(py_repr("caf\xc3\xa9 \xf0\x9f\x98\x80"), "'caf\xc3\xa9 \xf0\x9f\x98\x80'"));
+  CHECK(same(py_repr("\xc2\x85\xc2\xa0\xc2\xad"), "'\\x85\\xa0\\xad'"));
+  CHECK(same(py_repr("\xe2\x80\x83\xe2\x80\x8b\xef\xbb\xbf"), "'\\u2003\\u200b\\ufeff'"));
+  CHECK(same(py_repr("\xee\x80\x80\xf3\xb0\x80\x80"), "'\\ue000\\U000f0000'"));
+  CHECK(same(py_repr("\xff"), "'\\xff'")); /* not UTF-8 (never from JSON) */
+  CHECK(same(py_float(1.5), "1.5"));
+  CHECK(same(py_float(1.0), "1.0"));
+  CHECK(same(py_float(-42.0), "-42.0"));
+  CHECK(same(py_float(-0.0), "-0.0"));
+  CHECK(same(py_float(0.1 + 0.2), "0.30000000000000004"));
+  CHECK(same(py_float(123.456), "123.456"));
+  CHECK(same(py_float(1e15), "1000000000000000.0"));
+  CHECK(same(py_float(1e16), "1e+16"));
+  CHECK(same(py_float(1e300), "1e+300"));
+  CHECK(same(py_float(0.0001), "0.0001"));
+  CHECK(same(py_float(0.00012345), "0.00012345"));
+  CHECK(same(py_float(1e-05), "1e-05"));
+  CHECK(same(py_float(2.5e-7), "2.5e-07"));
+  CHECK(same(py_float(9.223372036854776e18), "9.223372036854776e+18"));
+}
+
+/* An insert_line argparse refuses is its error (exit code 2), before any
+ * other check; one past a long long is named by its digits. */
+static void test_argparse(void) {
+  static const char usage[] =
+      "usage: str_replace_editor [-h] [--file_text FILE_TEXT]\n"
+      "                          [--view_range VIEW_RANGE VIEW_RANGE]\n"
+      "                          [--old_str OLD_STR] [--new_str NEW_STR]\n"
+      "                          [--insert_line INSERT_LINE]\n"
+      "                          command path\n"
+      "str_replace_editor: error: argument --insert_line: invalid int value: ";
+  const char *p = at("ap.txt");
+  PUTL(p, "a\nb\n");
+  rock_editor_req_t q = {.command = "insert", .path = p, .new_str = "x", .insert_line_set = -1,
+                         .insert_line_text = "'1.5'"};
+  run_req(ed, q);
+  CHECK(code == 2 && same(output, STR("%s'1.5'", usage)));
+  q.path = "rel/x", q.command = "view"; /* before the path's checks, whatever the command */
+  run_req(ed, q);
+  CHECK(code == 2 && same(output, STR("%s'1.5'", usage)));
+  CHECK(same(get(p, NULL), "a\nb\n"));
+  q = (rock_editor_req_t){.command = "insert", .path = p, .new_str = "x", .insert_line_set = 1,
+                          .insert_line = LLONG_MAX, .insert_line_text = "99999999999999999999"};
+  run_req(ed, q);
+  CHECK(code == 17 && same(output, "Invalid `insert_line` parameter: 99999999999999999999. It "
+                                   "should be within the range of lines of the file: [0, 3]"));
+}
+
 /* Every answer is bounded: the lines of many matches, an echoed old_str
  * or new_str, a directory listing. */
 static void test_bounds(void) {
@@ -625,6 +736,9 @@ int main(void) {
   test_encodings();
   test_clip();
   test_special_files();
+  test_py_int();
+  test_py_repr();
+  test_argparse();
   test_bounds();
   test_big_file();
   rock_editor_free(ed);
