@@ -39,20 +39,7 @@ local SWE_BENCH = {
 }
 local STATUSES = { PASSED = true, FAILED = true, SKIPPED = true, ERROR = true, XFAIL = true }
 
-local function show(map)
-  local keys = {}
-  for k in pairs(map) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i, k in ipairs(keys) do keys[i] = string.format("%q=%s", k, tostring(map[k])) end
-  return "{" .. table.concat(keys, ", ") .. "}"
-end
-
-local function eq_map(got, want, what)
-  local ok = true
-  for k, v in pairs(want) do if got[k] ~= v then ok = false end end
-  for k in pairs(got) do if want[k] == nil then ok = false end end
-  if not ok then error(string.format("%s:\n got  %s\n want %s", what, show(got), show(want)), 2) end
-end
+local eq_map = dofile(data .. "check.lua").eq_map
 
 T.test("every non-Python parser SWE-bench registers, in its family, nothing else", function()
   local n = 0

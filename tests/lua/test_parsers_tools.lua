@@ -14,13 +14,7 @@ local tmp = T.sh("mktemp -d /tmp/rock-parsers.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-parsers%."), "temp dir made")
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-local function show(map)
-  local keys = {}
-  for k in pairs(map) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i, k in ipairs(keys) do keys[i] = string.format("%q=%s", k, tostring(map[k])) end
-  return "{" .. table.concat(keys, ", ") .. "}"
-end
+local check = dofile(data .. "check.lua")
 
 local skipped = {}
 -- the JS runners share one npm install (work dir "js")
@@ -46,13 +40,9 @@ for _, o in ipairs(ORDER) do
     T.eq(rc, 0, tool .. " ran (" .. out .. ")")
     local e = expected[tool]
     local parse = require("rock.agent.parsers." .. e.family)[e.parser]
-    local got = parse(T.read(log_file), {})
-    local same = true
-    for k, v in pairs(e.map) do if got[k] ~= v then same = false end end
-    for k in pairs(got) do if e.map[k] == nil then same = false end end
-    if not same then
-      error(string.format("%s:\n got  %s\n want %s\nlog:\n%s", tool, show(got), show(e.map), T.read(log_file)))
-    end
+    local log = T.read(log_file)
+    local ok, err = pcall(check.eq_map, parse(log, {}), e.map, tool, 1)
+    if not ok then error(err .. "\nlog:\n" .. log) end
   end)
 end
 

@@ -160,6 +160,13 @@ function M.duration_suffix(s, from)
   return open - 1
 end
 
+--- task[key] as a string (SWE-bench's test_spec.instance_id, .version),
+--- or nil when task is not a table or has no such field.
+function M.task_field(task, key)
+  local v = type(task) == "table" and task[key]
+  if type(v) == "string" or type(v) == "number" then return tostring(v) end
+end
+
 --- The positions of every plain occurrence of p in s, in order.
 function M.find_all(s, p, from)
   local out, pos = {}, from or 1

@@ -153,8 +153,8 @@ end
 --- immutable-js: jest's verbose output for instance 2006, its JSON through
 --- jq for 2005 (the instance id's last "-" part); others give no results.
 function M.parse_log_immutable_js(log, task)
-  local id = type(task) == "table" and task.instance_id
-  local parts = type(id) == "string" and tx.split(id, "-")
+  local id = tx.task_field(task, "instance_id")
+  local parts = id and tx.split(id, "-")
   local pr = parts and parts[#parts]
   if pr == "2006" then return M.parse_log_jest(log) end
   if pr == "2005" then return M.parse_log_jest_json(log) end

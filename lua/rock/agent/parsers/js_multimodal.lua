@@ -33,9 +33,10 @@ end
 
 -- where the line that pos is in ends with `tail`: the tail's first
 -- position, if it is there, is at or after pos and is followed by "\n"
-local function tail_before_nl(s, cur, pos, tail)
+-- (or, with at_end, ends the text)
+local function tail_before_nl(s, cur, pos, tail, at_end)
   local nl, last = cur.at(pos)
-  if not nl then return nil end
+  if not nl and not at_end then return nil end
   local e = last - #tail + 1
   if e >= pos and s:sub(e, last) == tail then return e end
 end
@@ -143,13 +144,7 @@ function M.parse_log_chart_js(log)
       local _, d = s:find("^[%d%.]+", p + 1)
       local b = d and s:byte(d + 1)
       if d and b and WS[b] and b ~= 10 and b ~= 13 and s:byte(d + 2) == 40 then
-        local e = tail_before_nl(s, cur, d + 2, "FAILED") or
-          (function() -- the log's last line may end the match too
-            local nl, last = cur.at(d + 2)
-            if nl then return nil end
-            local e2 = last - 5
-            if e2 >= d + 2 and s:sub(e2, last) == "FAILED" then return e2 end
-          end)()
+        local e = tail_before_nl(s, cur, d + 2, "FAILED", true)
         local q = e and next_paren(d + 4)
         if q and q <= e - 2 then
           map[s:sub(q + 2, e - 1)] = FAILED
@@ -634,8 +629,7 @@ end
 function M.parse_log_lighthouse(log, task)
   local map = {}
   if type(log) ~= "string" then return map end
-  local version = type(task) == "table" and task.version
-  version = version ~= nil and tostring(version) or ""
+  local version = tx.task_field(task, "version") or ""
   if version == "9.5" or version == "10.0" or version == "10.2" then
     lighthouse_mocha(log, map)
     return map
@@ -722,7 +716,6 @@ local function next_v2(log, map)
         local _, d = text:find("^%d+%)", e + 1)
         if d and WS[text:byte(d + 1)] then
           local nl = text:find("\n", d + 2, true)
-          if text:byte(d + 1) == 10 then nl = text:find("\n", d + 2, true) end
           fails[#fails + 1] = text:sub(d + 2, (nl or #text + 1) - 1)
         elseif text:sub(e + 1, e + 3) == CHECK and WS[text:byte(e + 4)] then
           local g = e + 5
@@ -745,8 +738,7 @@ end
 function M.parse_log_next(log, task)
   local map = {}
   if type(log) ~= "string" then return map end
-  local version = type(task) == "table" and task.version
-  if version ~= nil and tostring(version) == "1.27" then next_v2(log, map) else next_v1(log, map) end
+  if tx.task_field(task, "version") == "1.27" then next_v2(log, map) else next_v1(log, map) end
   return map
 end
 

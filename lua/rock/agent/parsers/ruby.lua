@@ -108,8 +108,8 @@ local JEKYLL = { ["9141"] = "minitest", ["8047"] = "minitest", ["8167"] = "minit
 --- instance id's first "-"; any other instance gives no results (SWE-bench
 --- raises there).
 function M.parse_log_jekyll(log, task)
-  local id = type(task) == "table" and task.instance_id
-  local pr = type(id) == "string" and tx.split(id, "-")[2]
+  local id = tx.task_field(task, "instance_id")
+  local pr = id and tx.split(id, "-")[2]
   local which = pr and JEKYLL[pr]
   if which == "minitest" then return M.parse_log_minitest(log) end
   if which == "cucumber" then return M.parse_log_cucumber(log) end
