@@ -14,10 +14,10 @@ python -m pip install -e .
 git checkout a542c462398e0a8f3ab8eab596ef4a1645869349 ratlib/tests/test_mean.py
 git apply -v - <<'EOF_114329324912'
 diff --git a/ratlib/tests/test_mean.py b/ratlib/tests/test_mean.py
-index f5fcdf1..bc70061 100644
+index f5fcdf1..c7d0ecb 100644
 --- a/ratlib/tests/test_mean.py
 +++ b/ratlib/tests/test_mean.py
-@@ -1,5 +1,16 @@
+@@ -1,5 +1,22 @@
 +from sympy import Rational
 +from sympy.testing.pytest import raises
 +
@@ -34,6 +34,12 @@ index f5fcdf1..bc70061 100644
 +
 +def test_mean_empty():
 +    raises(ValueError, lambda: mean([]))
++
++
++def test_mean_zz_last():
++    # the runner ends its file's last line with [OK] / [FAIL]: no status
++    # SWE-bench's parser can read there, so this one is in no list
++    assert mean([5]) == 5
 
 EOF_114329324912
 : '>>>>> Start Test Output'
