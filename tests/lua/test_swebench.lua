@@ -254,7 +254,9 @@ local function hostile()
     "PASSED " .. string.rep("a - ", 250000), string.rep("\27[1", 300000),
     "x ... Testing against Django installed in " .. string.rep(" silenced).\nno", 70000),
     string.rep("x ... Internal Server Error: /a\n", 30000), string.rep("Test Suites: 1 a, ", 60000),
-    string.rep("diff --git a/ b/", 60000), string.rep("Executed 1", 100000), string.rep("1", 1 << 20) }
+    string.rep("diff --git a/ b/", 60000), string.rep("Executed 1", 100000), string.rep("1", 1 << 20),
+    "@@ -" .. string.rep("1", 1 << 20) .. "x\n", "+++ " .. string.rep(" ", 1 << 20) .. ".git x\n",
+    "cat " .. string.rep("<<'a ", 200000) .. "\n" }
   local r, seed = {}, 7
   for _ = 1, 1 << 18 do -- 256 KiB of random bytes
     seed = (seed * 1103515245 + 12345) % 2147483648

@@ -136,9 +136,9 @@ function M.modified_files(test_patch)
       end
       return
     end
-    local a, b = line:match("^@@ %-%d+,?(%d*) %+%d+,?(%d*) @@")
+    local a, b = require("rock.agent.swebench.patch").hunk_counts(line)
     if a then
-      old, new = tonumber(a) or 1, tonumber(b) or 1
+      old, new = a, b
       return
     end
   end)
@@ -265,8 +265,8 @@ local function heredoc_bodies(lines)
         if not a then break end
         from = a + 2
         if sub(line, a + 2, a + 2) ~= "<" and (a == 1 or sub(line, a - 1, a - 1) ~= "<") then
-          local dash, q, w = line:match("^(%-?)%s*(['\"]?)([%w_%.%-]+)", a + 2)
-          if w and (q == "" or sub(line, a + 2 + #dash, -1):find(q .. w .. q, 1, true)) then
+          local dash, q, w, e = line:match("^(%-?)%s*(['\"]?)([%w_%.%-]+)()", a + 2)
+          if w and (q == "" or sub(line, e, e) == q) then
             pending[#pending + 1] = { word = w, strip_tabs = dash == "-" }
           end
         end

@@ -77,11 +77,45 @@ local function check_names(rest)
       local q = rest:find('"', 1, true)
       local plain = q and rest:sub(1, q - 1) or rest
       plain = plain:gsub("\t.*", "")
-      if plain ~= "/dev/null" and bad_name(plain, false) then return (plain:gsub("[ \t]+$", "")) end
+      if plain ~= "/dev/null" and bad_name(plain, false) then
+        local e = #plain
+        while e > 0 and (plain:byte(e) == 32 or plain:byte(e) == 9) do e = e - 1 end
+        return plain:sub(1, e)
+      end
       if not q then return nil end
       rest = rest:sub(q)
     end
   end
+end
+
+--- The line counts of a unified hunk header "@@ -a[,b] +c[,d] @@", or nil
+--- (a count left out is 1). Read by hand: a pattern with two digit runs
+--- would backtrack over a long one.
+function M.hunk_counts(line)
+  if line:sub(1, 4) ~= "@@ -" then return nil end
+  local i, n = 5, #line
+  local function num()
+    local j = i
+    while j <= n and line:byte(j) >= 48 and line:byte(j) <= 57 do j = j + 1 end
+    if j == i then return nil end
+    local v = line:sub(i, j - 1)
+    i = j
+    return v
+  end
+  local function count()
+    if not num() then return nil end
+    if line:sub(i, i) == "," then
+      i = i + 1
+      return num()
+    end
+    return "1"
+  end
+  local old = count()
+  if not old or line:sub(i, i + 1) ~= " +" then return nil end
+  i = i + 2
+  local new = count()
+  if not new or line:sub(i, i + 2) ~= " @@" then return nil end
+  return tonumber(old) or 1, tonumber(new) or 1
 end
 
 local HEADERS = { "diff --git ", "--- ", "+++ ", "*** ", "Index: ", "rename from ", "rename to ",
@@ -104,9 +138,9 @@ local function each_header(patch, fn)
       elseif c ~= "\\" then old, new = old - 1, new - 1 end
     else
       old, new = 0, 0
-      local a, b = line:match("^@@ %-%d+,?(%d*) %+%d+,?(%d*) @@")
+      local a, b = M.hunk_counts(line)
       if a then
-        old, new = tonumber(a) or 1, tonumber(b) or 1
+        old, new = a, b
       else
         local r = fn(line)
         if r then return r end
