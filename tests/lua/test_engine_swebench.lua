@@ -62,6 +62,14 @@ local function patch_of(name, kind) return T.read(H .. "patches/" .. name .. "."
 
 local DOCKER = { sandbox = { backend = "docker", pull = "never" } }
 
+-- a patch adding one new file
+local function new_file(path, text)
+  local lines = {}
+  for l in (text .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = "+" .. l end
+  return string.format("diff --git a/%s b/%s\nnew file mode 100644\n--- /dev/null\n+++ b/%s\n@@ -0,0 +1,%d @@\n",
+    path, path, path, #lines) .. table.concat(lines, "\n") .. "\n"
+end
+
 local function verdict(r) return r.status .. ":" .. tostring(r.report and r.report.status) end
 
 T.test("classic rows: gold resolves, a wrong patch and an empty one do not", function()
@@ -142,10 +150,7 @@ T.test("a fork bomb in the tests ends in the sandbox, the host unharmed", functi
     "def pytest_report_header(config):",
     "    return 'fork bomb: %d forks refused' % refused",
   }, "\n")
-  local lines = {}
-  for l in (bomb .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = "+" .. l end
-  local p = t.patch .. "diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n" ..
-    string.format("@@ -0,0 +1,%d @@\n", #lines) .. table.concat(lines, "\n") .. "\n"
+  local p = t.patch .. new_file("conftest.py", bomb)
   local function host_procs() return #T.listdir("/proc") end
   local before, peak, done = host_procs(), 0, false
   local watcher = rock.spawn(function()
@@ -186,11 +191,7 @@ T.test("in a container, a process the tests leave is killed before the end marke
     "def pytest_unconfigure(config):",
     "    time.sleep(0.1)",
   }, "\n")
-  local lines = {}
-  for l in (conftest .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = "+" .. l end
-  local p = "diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n" ..
-    string.format("@@ -0,0 +1,%d @@\n", #lines) .. table.concat(lines, "\n") .. "\n"
-  local r = grading.run(t, p, DOCKER)
+  local r = grading.run(t, new_file("conftest.py", conftest), DOCKER)
   T.eq(r.status, "unresolved", tostring(r.report and r.report.reason))
   T.eq(r.tests["tests/test_paths.py::test_stem_hidden[/.hidden]"], "FAILED")
   T.ok(not r.test_output:find("PASSED tests/test_paths.py::test_stem_hidden", 1, true), "the leftover never wrote")
