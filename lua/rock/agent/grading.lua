@@ -72,8 +72,6 @@ M.LOG_MAX = 16 << 20
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-local function list() return json.array() end
-
 local function check_task(t, fname)
   if type(t) ~= "table" then errors.raise("invalid_argument", fname .. ": 'task' must be a table") end
   local nt, why = tasks.normalize(t)
