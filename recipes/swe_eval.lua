@@ -1,14 +1,18 @@
 -- swe_eval.lua: grade predictions made by any agent, SWE-bench's way.
 --   rock recipes/swe_eval.lua --instances FILE --predictions preds.jsonl|preds.json
 --     --out DIR [--workers N] [--backend auto|docker|podman|local] [--eval-timeout S]
+--     [--run-id ID] [--memory SIZE] [--pids-limit N] [--disk SIZE]
 -- Instances: tasks JSONL (or a JSON list) in SWE-bench's fields
 -- (lua/rock/agent/tasks.lua); predictions: {instance_id,
 -- model_name_or_path, model_patch} as JSONL, a JSON list or a JSON dict
 -- keyed by instance_id. Each prediction is graded in a fresh sandbox of
 -- its task's image (lua/rock/agent/grading.lua), N at a time. Writes
 -- DIR/eval/<instance_id>.log, DIR/eval_results.jsonl (a line per task as
--- it finishes) and DIR/report.json (SWE-bench's run report fields), then
--- prints a summary table. Malformed lines are reported; the rest run.
+-- it finishes), SWE-bench's per-instance files under
+-- DIR/logs/run_evaluation/<run_id>/<model>/<instance_id>/ (report.json,
+-- test_output.txt, patch.diff, eval.sh) and its run report as
+-- DIR/report.json and DIR/<model>.<run_id>.json, then prints a summary
+-- table. Malformed lines are reported; the rest run.
 local rock = require "rock"
 local tasks = require "rock.agent.tasks"
 local grading = require "rock.agent.grading"
@@ -16,7 +20,8 @@ local json = require "rock.json"
 local uv = rock.uv
 
 local usage = "rock recipes/swe_eval.lua --instances FILE --predictions FILE --out DIR " ..
-  "[--workers N] [--backend auto|docker|podman|local] [--eval-timeout S]"
+  "[--workers N] [--backend auto|docker|podman|local] [--eval-timeout S] [--run-id ID] " ..
+  "[--memory SIZE] [--pids-limit N] [--disk SIZE]"
 local opts = rock.flags.parse(arg, {
   instances = { help = "tasks: JSONL or a JSON list, SWE-bench fields" },
   predictions = { help = "predictions: JSONL, a JSON list or a dict by instance_id" },
@@ -24,6 +29,11 @@ local opts = rock.flags.parse(arg, {
   workers = { type = "number", default = 4, help = "evaluations at a time" },
   backend = { default = "auto", help = "auto|docker|podman|local" },
   eval_timeout = { type = "number", help = "seconds per evaluation (default: the task's, 1800)" },
+  run_id = { default = "rock", help = "the run's id in SWE-bench's log layout and report name" },
+  memory = { help = "each eval sandbox's memory limit (default " .. grading.EVAL_LIMITS.memory .. ")" },
+  pids_limit = { type = "number", help = "each eval sandbox's process limit (default " ..
+    grading.EVAL_LIMITS.pids_limit .. ")" },
+  disk = { help = "each eval sandbox's disk limit (default " .. grading.EVAL_LIMITS.disk .. ")" },
 }, usage)
 
 local function die(msg)
@@ -37,6 +47,12 @@ local workers = math.tointeger(opts.workers)
 if not workers or workers < 1 then die("--workers must be a whole number >= 1") end
 if opts.eval_timeout and not (opts.eval_timeout > 0 and opts.eval_timeout <= 1e8) then
   die("--eval-timeout must be a number of seconds > 0")
+end
+if not opts.run_id:match("^[%w][%w_.%-]*$") then die("--run-id must match ^[A-Za-z0-9][A-Za-z0-9_.-]*$") end
+local limits = { memory = opts.memory, disk = opts.disk }
+if opts.pids_limit then
+  limits.pids_limit = math.tointeger(opts.pids_limit)
+  if not limits.pids_limit or limits.pids_limit < 1 then die("--pids-limit must be a whole number >= 1") end
 end
 
 local function mkdir_p(path)
@@ -128,6 +144,29 @@ local results_file = assert(io.open(opts.out .. "/eval_results.jsonl", "wb"))
 local results, done = {}, 0
 local t_start = uv.hrtime()
 
+local function write_file(path, text)
+  local f, why = io.open(path, "wb")
+  if not f then
+    io.stderr:write("swe_eval: cannot write ", path, ": ", tostring(why), "\n")
+    return
+  end
+  f:write(text)
+  f:close()
+end
+
+-- SWE-bench's per-instance files: logs/run_evaluation/<run_id>/<model>/<id>/
+local function instance_files(id, res)
+  local p = preds[id]
+  local model = tostring(p.model_name_or_path or "None"):gsub("/", "__")
+  local dir = string.format("%s/logs/run_evaluation/%s/%s/%s", opts.out, opts.run_id, model, id)
+  mkdir_p(dir)
+  write_file(dir .. "/report.json", json.encode(grading.swebench_report(res, p.model_patch)) .. "\n")
+  write_file(dir .. "/patch.diff", p.model_patch or "")
+  if res.test_output and res.test_output ~= "" then write_file(dir .. "/test_output.txt", res.test_output) end
+  if res.eval_script then write_file(dir .. "/eval.sh", res.eval_script) end
+  write_file(dir .. "/run_instance.log", res.log or "")
+end
+
 local function record(id, res)
   local p = preds[id]
   local line = {
@@ -137,6 +176,7 @@ local function record(id, res)
     report = res.report, error = res.error, seconds = res.seconds, log_path = res.log_path,
   }
   results[id] = res
+  instance_files(id, res)
   results_file:write(json.encode(line), "\n")
   results_file:flush()
   done = done + 1
@@ -150,7 +190,7 @@ for _, id in ipairs(order) do
   running[#running + 1] = rock.spawn(function()
     sem:with(function()
       local rok, res = pcall(grading.run, by_id[id], preds[id].model_patch, {
-        sandbox = { backend = opts.backend }, timeout = opts.eval_timeout,
+        sandbox = { backend = opts.backend }, limits = limits, timeout = opts.eval_timeout,
         log_path = opts.out .. "/eval/" .. id .. ".log",
       })
       if not rok then -- grading.run raises only for misuse or a cancel
@@ -199,6 +239,10 @@ rep.malformed_predictions = json.array(pred_errors)
 local rf = assert(io.open(opts.out .. "/report.json", "wb"))
 rf:write(json.encode(rep), "\n")
 rf:close()
+-- SWE-bench's name for the run report: <model>.<run_id>.json
+local first = order[1] and preds[order[1]]
+local model = first and tostring(first.model_name_or_path or "None"):gsub("/", "__") or "None"
+write_file(string.format("%s/%s.%s.json", opts.out, model, opts.run_id), json.encode(rep) .. "\n")
 
 -- the summary table
 local function counts(side)

@@ -1,5 +1,8 @@
--- agent.lua: the loop's host overhead per step and demo tasks per minute
--- (tests/bench/agent).   rock agent.lua N ROUNDS -> a report on stdout
+-- agent.lua: the loop's host overhead per step, demo tasks per minute and
+-- eval throughput: instances graded per minute (grading.run, gold
+-- patches) on the demo tasks and on the SWE-bench-layout images
+-- (tests/images/swebench) at 1, 4 and 8 workers (tests/bench/agent).
+--   rock agent.lua N ROUNDS -> a report on stdout; PARTS="step tasks eval"
 local rock = require "rock"
 local json = rock.json
 local hr = rock.uv.hrtime
@@ -14,6 +17,9 @@ local function sh(cmd)
   p:close()
   return (s:gsub("%s+$", ""))
 end
+
+local parts = os.getenv("PARTS") or "step tasks eval"
+local function part(name) return (" " .. parts .. " "):find(" " .. name .. " ", 1, true) end
 
 -- a git repo for the step part
 local repo = tmp .. "/repo"
@@ -30,6 +36,7 @@ local f = assert(io.open(replay, "w"))
 f:write(json.encode({ instance_id = t.instance_id, actions = actions }), "\n")
 f:close()
 
+if part("step") then
 print(string.format("step overhead: %d steps per round, %d rounds (local backend)", n, rounds))
 -- the time the loop spends inside run_in_session (the command's round
 -- trip), measured around the real method: the rest of a step is the loop's
@@ -65,21 +72,27 @@ table.sort(direct_us); table.sort(loop_us); table.sort(own_us)
 local mid = (rounds + 1) // 2
 print(string.format("  median: direct %.1f us, loop %.1f us per step; host overhead per step (not the command) %.1f us (target < 1000 us)",
   direct_us[mid], loop_us[mid], own_us[mid]))
+end
 
 -- tasks per minute on the demo set, oracle, docker
 local ok, up = pcall(function() return require("rock.engine").connect("docker"):ping(2) end)
 if not (ok and up) then print("tasks: docker not answering, skipped"); return end
 local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
-local copies = tonumber(os.getenv("COPIES") or "") or 4 -- each demo task this many times
-local list = {}
-for c = 1, copies do
-  for _, x in ipairs(tasks) do
-    local y = {}
-    for k, v in pairs(x) do y[k] = v end
-    y.instance_id = x.instance_id .. "-" .. c
-    list[#list + 1] = y
+local copies = tonumber(os.getenv("COPIES") or "") or 4 -- each task this many times
+local function copied(ts)
+  local list = {}
+  for c = 1, copies do
+    for _, x in ipairs(ts) do
+      local y = {}
+      for k, v in pairs(x) do y[k] = v end
+      y.instance_id = x.instance_id .. "-" .. c
+      list[#list + 1] = y
+    end
   end
+  return list
 end
+local list = copied(tasks)
+if part("tasks") then
 print(string.format("tasks: %d demo tasks (oracle, docker, eval in a fresh sandbox)", #list))
 for _, w in ipairs({ 1, 4, 8 }) do
   local t0 = hr()
@@ -88,4 +101,58 @@ for _, w in ipairs({ 1, 4, 8 }) do
   local wall = (hr() - t0) / 1e9
   print(string.format("  workers %d: %5.1f s wall, %6.1f tasks/min, resolved %d/%d; in sandboxes: setup %.1f s, agent %.1f s, eval %.1f s (summed over tasks)",
     w, wall, #list / wall * 60, s.resolved, s.total, s.seconds.setup, s.seconds.agent, s.seconds.eval))
+end
+end
+
+-- eval throughput: grading.run of each task's gold patch in a fresh sandbox
+if not part("eval") then return end
+local grading = rock.agent.grading
+local function read(path)
+  local f = assert(io.open(path, "rb"))
+  local t = f:read("a")
+  f:close()
+  return t
+end
+-- the SWE-bench-layout rows (classic: repo and version only), as test_engine_swebench makes them
+local swe = here .. "../images/swebench/"
+local SWE = { { "django", "django__django-90001", "django/django", "5.0" }, { "sympy", "sympy__sympy-90002", "sympy/sympy", "1.12" },
+  { "requests", "psf__requests-90003", "psf/requests", "2.27" }, { "pytest", "pytest-dev__pytest-90004", "pytest-dev/pytest", "7.2" } }
+local swe_rows = {}
+for _, x in ipairs(SWE) do
+  local img = rock.images.swebench_name(x[2])
+  local present = os.execute("docker image inspect " .. img .. " >/dev/null 2>&1")
+  if present then
+    local commit = sh(swe .. "make-repo " .. x[1] .. " " .. tmp .. "/swe-" .. x[1])
+    swe_rows[#swe_rows + 1] = { instance_id = x[2], repo = x[3], version = x[4], base_commit = commit,
+      problem_statement = "", test_patch = read(swe .. "patches/" .. x[1] .. ".test.diff"),
+      patch = read(swe .. "patches/" .. x[1] .. ".gold.diff"), FAIL_TO_PASS = json.array(), PASS_TO_PASS = json.array(),
+      image = img }
+  end
+end
+local function graded_per_minute(set, w)
+  local sem, t0, resolved, secs, running = rock.semaphore(w), hr(), 0, 0, {}
+  for _, t in ipairs(set) do
+    running[#running + 1] = rock.spawn(function()
+      sem:with(function()
+        local r = grading.run(t, t.patch, { sandbox = { backend = "docker", pull = "never" } })
+        if r.resolved then resolved = resolved + 1 end
+        secs = secs + (r.seconds or 0)
+      end)
+    end)
+  end
+  rock.wait(running)
+  local wall = (hr() - t0) / 1e9
+  return wall, #set / wall * 60, resolved, secs
+end
+for _, set in ipairs({ { "demo tasks", list }, { "SWE-bench-layout images", copied(swe_rows) } }) do
+  if #set[2] == 0 then
+    print("eval: " .. set[1] .. ": none (tests/images/swebench/build)")
+  else
+    print(string.format("eval: %d instances, %s (gold patches, a fresh docker sandbox each)", #set[2], set[1]))
+    for _, w in ipairs({ 1, 4, 8 }) do
+      local wall, rate, resolved, secs = graded_per_minute(set[2], w)
+      print(string.format("  workers %d: %5.1f s wall, %6.1f instances graded/min, resolved %d/%d; %.1f s per instance (mean)",
+        w, wall, rate, resolved, #set[2], secs / #set[2]))
+    end
+  end
 end

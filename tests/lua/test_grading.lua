@@ -108,7 +108,7 @@ T.test("demo files are up to date (make_tasks.lua --check)", function()
   T.ok(ok, "make_tasks --check: " .. out)
 end)
 
-T.test("test_files: b/ paths minus non-test extensions", function()
+T.test("test_files: SWE-bench's directives (b/ paths of any diff --git text, minus non-test suffixes)", function()
   local p = table.concat({
     "diff --git a/tests/test_a.py b/tests/test_a.py", "--- a/tests/test_a.py", "+++ b/tests/test_a.py",
     "diff --git a/tests/data.json b/tests/data.json",
@@ -120,7 +120,10 @@ T.test("test_files: b/ paths minus non-test extensions", function()
     "diff --git a/c.yaml b/c.yaml", "diff --git a/d.toml b/d.toml", "diff --git a/e.pkl b/e.pkl",
   }, "\n")
   local files = grading.test_files(p)
-  T.eq(table.concat(files, ","), "tests/test_a.py,new/name.py,docs/x.rst")
+  -- as `diff --git a/.* b/(.*)` finds them: in any line, each time, the
+  -- suffixes matched as they are (A.TXT is a test file to SWE-bench)
+  T.eq(table.concat(files, ","), "tests/test_a.py,new/name.py,tests/fixtures/A.TXT,docs/x.rst," ..
+    "tests/test_a.py,not/a/header.py")
   T.eq(#grading.test_files(""), 0)
   T.eq(table.concat(grading.test_files(by_name.textutil.test_patch), ","), "tests/test_slugify.py",
     "the demo's titles.txt is no test file")
@@ -129,31 +132,43 @@ end)
 
 T.test("eval_script: SWE-bench's steps and markers", function()
   local t = by_name.pager
-  local s = grading.eval_script{ instance_id = "x-1", repo = "o/r", base_commit = "abc", problem_statement = "",
+  local task = { instance_id = "x-1", repo = "o/r", base_commit = "abc", problem_statement = "",
     test_patch = t.test_patch, FAIL_TO_PASS = {}, PASS_TO_PASS = {}, startup_source = { "/opt/env/activate" },
     repo_dir = "/work dir", test_cmd = "pytest -x" }
   local want = table.concat({
     "#!/bin/bash",
     "set -uxo pipefail",
-    "source '/opt/env/activate'",
     "cd '/work dir'",
-    "git checkout 'abc' -- 'tests/test_pages.py'",
+    "git config --global --add safe.directory '/work dir'",
+    "cd '/work dir'",
+    "git status",
+    "git show",
+    "git -c core.fileMode=false diff abc",
+    "git checkout abc tests/test_pages.py",
     "git apply -v - <<'EOF_114329324912'",
-  }, "\n") .. "\n" .. t.test_patch .. table.concat({
+  }, "\n") .. "\n" .. t.test_patch .. "\n" .. table.concat({
     "EOF_114329324912",
     ": '>>>>> Start Test Output'",
-    "pytest -x 'tests/test_pages.py'",
-    "rock_test_exit_code=$?",
+    "pytest -x tests/test_pages.py",
+    "SWEBENCH_TEST_EXIT_CODE=$?",
     ": '>>>>> End Test Output'",
-    "git checkout 'abc' -- 'tests/test_pages.py'",
-    "exit $rock_test_exit_code",
+    'echo ">>>>> Test Exit Code: $SWEBENCH_TEST_EXIT_CODE"',
+    "git checkout abc tests/test_pages.py",
   }, "\n") .. "\n"
-  T.eq(s, want)
+  T.eq(grading.swebench_script(task), want)
+  -- rock's script: the same lines, rock's own (untraced) around the test command
+  local s = grading.eval_script(task)
+  local plain = s:gsub("^.-\n#!/bin/bash\n", "#!/bin/bash\n"):gsub("{ rock_[%w_ ]+; } 2>/dev/null\n", "")
+    :gsub("\n%(\n", "\n"):gsub("\n%) 4>&%-\n", "\n"):gsub("\nsource /opt/env/activate\n", "\n")
+  T.eq(plain, want)
+  T.match(s, "\n: '>>>>> Start Test Output'\n{ rock_eval_mark start; } 2>/dev/null\n%(\npytest %-x tests/test_pages%.py\n" ..
+    "%) 4>&%-\n{ rock_eval_tests_done; } 2>/dev/null\nSWEBENCH_TEST_EXIT_CODE=%$%?\n{ rock_eval_mark end; } 2>/dev/null\n")
+  T.match(s, "\nset %-uxo pipefail\nsource /opt/env/activate\n")
   -- a patch holding the delimiter gets another one
-  local s2 = grading.eval_script{ instance_id = "x-1", repo = "o/r", base_commit = "abc",
+  local s2 = grading.swebench_script{ instance_id = "x-1", repo = "o/r", base_commit = "abc",
     problem_statement = "", test_patch = "EOF_114329324912\n", FAIL_TO_PASS = {}, PASS_TO_PASS = {} }
-  T.match(s2, "<<'EOF_114329324912_'\nEOF_114329324912\nEOF_114329324912_\n")
-  T.ok(not s2:find("git checkout", 1, true), "no test files: no checkout of the whole commit")
+  T.match(s2, "<<'EOF_114329324912_'\nEOF_114329324912\n\nEOF_114329324912_\n")
+  T.match(s2, "\ngit checkout abc \n", "no test files: SWE-bench's bare checkout of the commit")
   T.raises("invalid_argument", grading.eval_script, { instance_id = "x" })
 end)
 
@@ -292,7 +307,8 @@ T.test("evaluate: no fix, a breaking patch, a patch that does not apply", functi
   T.match(r.report.reason, "^patch apply failed: ")
   T.match(r.report.reason, "hunk")
   T.match(r.apply_output, "apply attempt 1: git apply %-%-verbose")
-  T.match(r.apply_output, "apply attempt 3: patch %-%-batch %-%-forward %-%-fuzz=5 %-p1 %-i")
+  T.match(r.apply_output, "apply attempt 3: git apply %-%-verbose %-%-reject")
+  T.match(r.apply_output, "apply attempt 4: patch %-%-batch %-%-forward %-%-fuzz=5 %-p1 %-i")
   T.match(r.log, ">>>>> Patch Apply Failed")
   T.ok(not r.log:find(">>>>> Start Test Output", 1, true), "no tests ran")
   T.eq(sh("cd " .. q(t.repo_dir) .. " && git status --porcelain"), "", "the repo is left at base_commit")
@@ -330,10 +346,11 @@ T.test("evaluate: a hanging test command is an error (timeout), not a grade", fu
   T.eq(left, "0\n", "the test command was killed")
 end)
 
-T.test("evaluate: markers missing is an error", function()
+T.test("evaluate: a test command that runs no test is unresolved; no repo is an error", function()
   local t = local_task("calc", { test_cmd = "exit 3;" })
   local r = grading.evaluate(sb, t, t.patch)
-  T.eq(r.status, "error"); T.eq(r.error.code, "eval_incomplete"); T.eq(r.report, nil)
+  T.eq(r.status, "unresolved"); T.eq(r.test_exit_code, 3)
+  T.match(r.report.reason, "no test results in the log and no sign a test suite ran")
   t = local_task("calc", { repo_dir = tmp .. "/not-a-repo" })
   r = grading.evaluate(sb, t, t.patch)
   T.eq(r.status, "error"); T.eq(r.error.code, "git_failed")

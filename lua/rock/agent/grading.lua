@@ -1,53 +1,76 @@
---- rock.agent.grading: SWE-bench's grading, in our own code
--- (/work/shared/SWE-FACTS.md "SWE-bench grading"): the patch is applied
--- in the task's repo (git apply, git apply --3way, patch --fuzz), the eval
--- script runs the tests between SWE-bench's markers, the pytest log parser
--- reads the statuses and grade() decides resolved.
+--- rock.agent.grading: a patch graded as SWE-bench grades it, in our own
+-- code, in a sandbox of the task's image.
 --   local result = grading.run(task, patch, { sandbox = { backend = "docker" } })
 --   local result = grading.evaluate(sb, task, patch)   -- in a sandbox you hold
--- Tasks come from tasks.lua; recipes/swe_eval.lua grades prediction files.
+-- The steps: reset repo_dir to base_commit; refuse a patch that names a
+-- path in .git or out of the repo (swebench/patch.lua); apply it by the
+-- first of SWE-bench 5.0.x's four commands that works; run the eval script
+-- (swebench/eval_script.lua: SWE-bench 4.1.0's for a classic row, the
+-- row's own for a 5.x row, with rock's safety additions); read the log and
+-- grade it by SWE-bench 5.0.x's rules (swebench/rules.lua) with the task's
+-- parser (rock.agent.parsers). Tasks come from tasks.lua;
+-- recipes/swe_eval.lua grades prediction files.
 local json = require "rock.json"
 local errors = require "rock.errors"
 local log = require "rock.log"
 local task_mod = require "rock.task"
 local tasks = require "rock.agent.tasks"
+local swe = require "rock.agent.swebench"
+local es = require "rock.agent.swebench.eval_script"
+local rules = require "rock.agent.swebench.rules"
+local spatch = require "rock.agent.swebench.patch"
+local parsers = require "rock.agent.parsers"
 local uv = require "luv"
 
 local M = {}
 
 --- SWE-bench's log markers. The eval script prints the first two through
 --- `: '...'` under `set -x`, so the log holds `+ : '>>>>> Start Test Output'`.
-M.START_MARKER = ">>>>> Start Test Output"
-M.END_MARKER = ">>>>> End Test Output"
-M.APPLY_PASS = ">>>>> Applied Patch"
-M.APPLY_FAIL = ">>>>> Patch Apply Failed"
-M.TIMED_OUT = ">>>>> Tests Timed Out"
+M.START_MARKER = swe.START_MARKER
+M.END_MARKER = swe.END_MARKER
+M.APPLY_PASS = swe.APPLY_PASS
+M.APPLY_FAIL = swe.APPLY_FAIL
+M.TIMED_OUT = swe.TESTS_TIMEOUT
 
 --- Extensions of files in a test patch that are not tests (not run).
-M.NON_TEST_EXTS = { ".json", ".png", ".csv", ".txt", ".md", ".jpg", ".jpeg", ".pkl", ".yml",
-  ".yaml", ".toml" }
+M.NON_TEST_EXTS = swe.NON_TEST_EXTS
 
---- The apply commands, tried in order; the first that succeeds wins.
+-- git as the grading runs it: any owner's repo, no hooks, no fsmonitor
+local GIT = { "git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false" }
+local GIT_SH = "git -c safe.directory='*' -c core.hooksPath=/dev/null -c core.fsmonitor=false "
+
+local function git_argv(...)
+  local argv = table.move(GIT, 1, #GIT, 1, {})
+  for _, a in ipairs({ ... }) do argv[#argv + 1] = a end
+  return argv
+end
+
+--- The apply commands (SWE-bench 5.0.x's GIT_APPLY_CMDS), tried in order
+--- on a reset tree; the first that succeeds wins. Every git runs with
+--- hooks and fsmonitor off; `patch` is skipped for a patch with a symlink.
 M.APPLY_COMMANDS = {
-  { "git", "apply", "--verbose" },
-  { "git", "apply", "--verbose", "--3way" },
+  git_argv("apply", "--verbose"),
+  git_argv("apply", "--verbose", "--3way"),
+  git_argv("apply", "--verbose", "--reject"),
   { "patch", "--batch", "--forward", "--fuzz=5", "-p1", "-i" },
 }
+-- how each is named in results (apply_method) and logs
+local APPLY_NAMES = { "git apply --verbose", "git apply --verbose --3way", "git apply --verbose --reject",
+  "patch --batch --forward --fuzz=5 -p1 -i" }
+
+--- The eval sandbox's limits when neither the task nor the caller sets
+--- them (rock.sandbox.start options; the container backends apply them).
+M.EVAL_LIMITS = { memory = "8g", pids_limit = 4096, disk = "10g" }
 
 --- Seconds each reset, apply and diff step may take (the tests have
 --- task.eval_timeout).
 M.STEP_TIMEOUT = 300
 
 --- The most bytes of an eval log kept: a longer log keeps its first and
---- last LOG_MAX/2 (the markers, the apply output and pytest's summary).
+--- last LOG_MAX/2 (the markers, the apply output and the summary).
 M.LOG_MAX = 16 << 20
 
-local STATUSES = { "PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL" }
-local EXIT_VAR = "rock_test_exit_code"
-
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-
-local function list() return json.array() end
 
 local function check_task(t, fname)
   if type(t) ~= "table" then errors.raise("invalid_argument", fname .. ": 'task' must be a table") end
@@ -63,119 +86,58 @@ local function check_patch(patch, fname)
   return patch == nil or not patch:find("%S")
 end
 
---- The test files a test patch touches: the b/ paths of its `diff --git`
---- lines, without the non-test extensions, in order, each once.
+--- The test command's arguments: the test patch's b/ paths without the
+--- non-test extensions (django: dotted labels), SWE-bench's directives.
 ---@param test_patch string
 ---@return string[]
 function M.test_files(test_patch)
   if type(test_patch) ~= "string" then
     errors.raise("invalid_argument", "test_files: 'test_patch' must be a string")
   end
-  local out, seen = list(), {}
-  for line in (test_patch .. "\n"):gmatch("([^\n]*)\n") do
-    local path = line:match("^diff %-%-git a/.- b/(.-)%s*$")
-    if path and path ~= "" and not seen[path] then
-      local lower, skip = path:lower(), false
-      for _, ext in ipairs(M.NON_TEST_EXTS) do
-        if lower:sub(-#ext) == ext then skip = true break end
-      end
-      if not skip then
-        seen[path] = true
-        out[#out + 1] = path
-      end
-    end
-  end
-  return out
+  return json.array(es.directives({ test_patch = test_patch }))
 end
 
--- a heredoc delimiter that is no line of text
-local function delimiter(text)
-  local d = "EOF_114329324912"
-  while ("\n" .. text .. "\n"):find("\n" .. d .. "\n", 1, true) do d = d .. "_" end
-  return d
-end
-
---- The eval script (bash): SWE-bench's, with the task's test command and
---- test files. Its exit status is the test command's, recorded in the log
---- as `+ rock_test_exit_code=N` between the markers.
+--- The eval script rock runs for the task (SWE-bench's, with rock's
+--- additions: rock.agent.swebench.eval_script). opts.conda: activate
+--- /opt/miniconda3's testbed env for a task SWE-bench has no spec for.
 ---@param task rock.Task
+---@param opts {conda: boolean|nil}|nil
 ---@return string
-function M.eval_script(task)
+function M.eval_script(task, opts)
   task = check_task(task, "eval_script")
-  local files = M.test_files(task.test_patch)
-  local quoted = {}
-  for i, f in ipairs(files) do quoted[i] = q(f) end
-  local fl = table.concat(quoted, " ")
-  local patch = task.test_patch
-  if patch ~= "" and patch:sub(-1) ~= "\n" then patch = patch .. "\n" end
-  local d = delimiter(patch)
-  local s = { "#!/bin/bash", "set -uxo pipefail" }
-  for _, src in ipairs(task.startup_source) do s[#s + 1] = "source " .. q(src) end
-  s[#s + 1] = "cd " .. q(task.repo_dir)
-  if #files > 0 then s[#s + 1] = "git checkout " .. q(task.base_commit) .. " -- " .. fl end
-  s[#s + 1] = "git apply -v - <<'" .. d .. "'\n" .. patch .. d
-  s[#s + 1] = ": '" .. M.START_MARKER .. "'"
-  s[#s + 1] = task.test_cmd .. (#files > 0 and (" " .. fl) or "")
-  s[#s + 1] = EXIT_VAR .. "=$?"
-  s[#s + 1] = ": '" .. M.END_MARKER .. "'"
-  if #files > 0 then s[#s + 1] = "git checkout " .. q(task.base_commit) .. " -- " .. fl end
-  s[#s + 1] = "exit $" .. EXIT_VAR
-  return table.concat(s, "\n") .. "\n"
+  return (es.rock(task, opts))
 end
 
--- the text between the markers: after the first start marker, before the
--- last end marker. SWE-bench cuts at the first end marker (and at a second
--- start marker), so a test that prints a marker hides every result after
--- it; the script's own end marker is the last one in the log (only the
--- checkout of the test files follows it).
-local function between_markers(text)
-  local s = text:find(M.START_MARKER, 1, true)
-  if not s then return nil end
-  local from, e = s + #M.START_MARKER, nil
-  repeat
-    local at = text:find(M.END_MARKER, from, true)
-    if at then e, from = at, at + 1 end
-  until not at
-  if not e then return nil end
-  return text:sub(s + #M.START_MARKER, e - 1)
+--- The eval script SWE-bench runs for the task, byte for byte (4.1.0's
+--- for a classic row, the row's own for a 5.x row, each with 5.0.x's
+--- exit-code lines).
+function M.swebench_script(task, opts)
+  task = check_task(task, "swebench_script")
+  return es.swebench(task, opts)
 end
 
---- Parse `pytest -rA` output: only the text between the markers. Returns
---- {[test]=status} and whether both markers were found.
----@param text string the log (any bytes)
----@return table<string,string> statuses, boolean found
+--- Parse a `pytest -rA` log the way SWE-bench reads one (between its
+--- markers, else the whole log). Returns statuses and whether both
+--- markers were found.
+---@param text string
+---@return table<string,string>, boolean
 function M.parse_pytest(text)
   if type(text) ~= "string" then
     errors.raise("invalid_argument", "parse_pytest: 'log' must be a string")
   end
-  local st = {}
-  local body = between_markers(text)
-  if not body then return st, false end
-  for line in body:gmatch("[^\n]+") do
-    for _, status in ipairs(STATUSES) do
-      if line:sub(1, #status) == status then
-        if not line:match("^SKIPPED %[%d+%]") then
-          if status == "FAILED" then line = line:gsub(" %- ", " ") end
-          local first, second = line:match("^(%S+)%s+(%S+)")
-          if second then st[second] = first end
-        end
-        break
-      end
-    end
-  end
+  local body = rules.slice(text)
+  if not body then return {}, false end
+  local parse = parsers.get("parse_log_pytest")
+  local st = parse(body)
+  if next(st) == nil then st = parse(text) end
   return st, true
 end
 
-local function passed(s) return s == "PASSED" or s == "XFAIL" end
-
----@class rock.GradeReport
----@field resolved boolean
----@field FAIL_TO_PASS {success: string[], failure: string[]}
----@field PASS_TO_PASS {success: string[], failure: string[]}
----@field reason string|nil why it is not resolved
-
---- Grade statuses against the task's lists, SWE-bench's rules.
---- info: {empty_patch=false, applied=true, markers=true, test_exit_code=}.
+--- Grade statuses against the task's lists, SWE-bench 5.0.x's rules
+--- (rock.agent.swebench.rules.grade). info: {empty_patch=, applied=,
+--- found=, reason=, markers=, test_exit_code=}: markers=false or found=false
+--- is no result; a non-zero test_exit_code with no FAILED or ERROR status
+--- is not trusted.
 ---@return rock.GradeReport
 function M.grade(task, statuses, info)
   task = check_task(task, "grade")
@@ -183,95 +145,29 @@ function M.grade(task, statuses, info)
     errors.raise("invalid_argument", "grade: 'statuses' must be a table {[test]=status}")
   end
   info = info or {}
-  local r = { resolved = false, FAIL_TO_PASS = { success = list(), failure = list() },
-              PASS_TO_PASS = { success = list(), failure = list() } }
-  for _, t in ipairs(task.FAIL_TO_PASS) do
-    local side = passed(statuses[t]) and r.FAIL_TO_PASS.success or r.FAIL_TO_PASS.failure
-    side[#side + 1] = t
-  end
-  for _, t in ipairs(task.PASS_TO_PASS) do
-    local ok = passed(statuses[t]) or statuses[t] == "SKIPPED"
-    local side = ok and r.PASS_TO_PASS.success or r.PASS_TO_PASS.failure
-    side[#side + 1] = t
-  end
-  local any_failed = false
-  for _, s in pairs(statuses) do
-    if s == "FAILED" or s == "ERROR" then any_failed = true break end
-  end
+  local i = { empty_patch = info.empty_patch, applied = info.applied, found = info.found,
+              reason = info.reason }
+  if info.markers == false then i.found, i.reason = false, "test output markers missing from the log" end
   local code = info.test_exit_code
-  local f2p, p2p = #r.FAIL_TO_PASS.failure, #r.PASS_TO_PASS.failure
-  if info.empty_patch then
-    r.reason = "empty patch"
-  elseif info.applied == false then
-    r.reason = "patch apply failed"
-  elseif info.markers == false then
-    r.reason = "test output markers missing from the log"
-  elseif f2p > 0 or p2p > 0 then
-    r.reason = string.format("%d of %d FAIL_TO_PASS and %d of %d PASS_TO_PASS tests failed",
-      f2p, #task.FAIL_TO_PASS, p2p, #task.PASS_TO_PASS)
-  elseif code and code ~= 0 and not any_failed then
-    r.reason = string.format("the test command exited %d but no test FAILED or ERROR: " ..
-      "the log is not trusted", code)
-  else
-    r.resolved = true
-  end
-  return r
-end
-
--- a path of a patch's file header with a ".git" or ".." component
-local function bad_path(path)
-  path = path:gsub("\t.*", ""):gsub("%s+$", ""):gsub('^"', ""):gsub('"$', "")
-  if path == "/dev/null" then return nil end
-  for part in path:gmatch("[^/]+") do
-    if part == ".." or part:lower() == ".git" then return path end
-  end
-  return nil
-end
-
---- The first file a patch names (in its headers: `diff --git`, `---`,
---- `+++`, `***`, `Index:`, `rename`/`copy from`/`to`; hunk lines are
---- skipped) whose path has a `.git` or `..` component, or nil. git apply
---- refuses such paths itself; `patch`, the last apply attempt, writes
---- into .git/ (a hook, a config that runs commands), which the reset
---- before the next evaluation does not undo.
----@param patch string
----@return string|nil path
-function M.unsafe_path(patch)
-  if type(patch) ~= "string" then
-    errors.raise("invalid_argument", "unsafe_path: 'patch' must be a string")
-  end
-  local old, new = 0, 0 -- lines left in the current unified hunk
-  for line in (patch .. "\n"):gmatch("([^\n]*)\n") do
-    line = line:gsub("\r$", "")
-    local c = line:sub(1, 1)
-    if (old > 0 or new > 0) and (c == " " or c == "" or c == "-" or c == "+" or c == "\\") then
-      if c == "-" then old = old - 1
-      elseif c == "+" then new = new - 1
-      elseif c ~= "\\" then old, new = old - 1, new - 1 end
-    else
-      old, new = 0, 0
-      local a, b = line:match("^@@ %-%d+,?(%d*) %+%d+,?(%d*) @@")
-      local x, y = line:match("^diff %-%-git (.-) (b/.*)$")
-      local path = line:match("^%-%-%- (.*)") or line:match("^%+%+%+ (.*)")
-        or line:match("^%*%*%* (.*)") or line:match("^Index: (.*)")
-        or line:match("^rename from (.*)") or line:match("^rename to (.*)")
-        or line:match("^copy from (.*)") or line:match("^copy to (.*)")
-      if a then
-        old, new = tonumber(a) or 1, tonumber(b) or 1
-      elseif x then
-        local bad = bad_path(x) or bad_path(y)
-        if bad then return bad end
-      elseif path then
-        local bad = bad_path(path)
-        if bad then return bad end
-      end
+  if i.found ~= false and code and code ~= 0 and next(statuses) ~= nil then
+    local any = false
+    for _, s in pairs(statuses) do
+      if s == "FAILED" or s == "ERROR" then any = true break end
+    end
+    if not any then
+      i.found, i.reason = false, string.format("the test command exited %d but no test FAILED " ..
+        "or ERROR: the log is not trusted", code)
     end
   end
-  return nil
+  return rules.grade(task, statuses, i)
 end
 
+--- The first file a patch's headers name (git's quoted names decoded)
+--- with a `.git` or `..` component, or nil (rock.agent.swebench.patch).
+M.unsafe_path = spatch.unsafe_path
+
 -- run argv (or sh code) in the sandbox; never raises for the command's
--- own failure: returns ok, "stdout+stderr", exit_code, failure_reason
+-- own failure: returns ok, "stdout+stderr", exit_code, failure_reason, r
 local function run(sb, command, cwd, timeout)
   local ok, r = pcall(sb.execute, sb, { command = command, cwd = cwd, timeout = timeout })
   if not ok then
@@ -279,13 +175,11 @@ local function run(sb, command, cwd, timeout)
     error(r, 0)
   end
   local out = (r.stdout or "") .. (r.stderr or "")
-  return r.exit_code == 0 and r.failure_reason == "", out, r.exit_code, r.failure_reason
+  return r.exit_code == 0 and r.failure_reason == "", out, r.exit_code, r.failure_reason, r
 end
 
-local GIT = "git -c safe.directory='*' "
-
 local function reset(sb, t)
-  local cmd = GIT .. "reset -q --hard " .. q(t.base_commit) .. " && " .. GIT .. "clean -q -fd"
+  local cmd = GIT_SH .. "reset -q --hard " .. q(t.base_commit) .. " && " .. GIT_SH .. "clean -q -fd"
   local ok, out, code = run(sb, cmd, t.repo_dir, M.STEP_TIMEOUT)
   if not ok then
     errors.raise("git_failed", string.format("resetting %s to %s failed (exit %s): %s",
@@ -301,9 +195,10 @@ end
 ---@return string patch
 function M.diff(sb, task)
   task = check_task(task, "diff")
+  local g = GIT_SH
   local function diff(extra)
     local cmd = "f=$(mktemp \"${TMPDIR:-/tmp}/rock-diff.XXXXXX\") || exit 1; " .. (extra or "") .. "if " ..
-      GIT .. "add -A && " .. GIT .. "diff --cached --binary --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ " ..
+      g .. "add -A && " .. g .. "diff --cached --binary --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ " ..
       q(task.base_commit) .. " >\"$f\"; then echo \"$f\"; else rc=$?; rm -f \"$f\"; exit $rc; fi"
     local ok, out, code = run(sb, cmd, task.repo_dir, M.STEP_TIMEOUT)
     local file = ok and out:match("^(/%S+)\n")
@@ -340,7 +235,7 @@ end
 
 local function new_result(t)
   return { instance_id = t.instance_id, status = "error", resolved = false, applied = false,
-           apply_output = "", tests = {}, log = "" }
+           apply_output = "", tests = {}, log = "", test_output = "" }
 end
 
 local function empty_result(t)
@@ -352,29 +247,128 @@ local function empty_result(t)
   return res
 end
 
+-- the last n bytes of s without trailing blanks (linear)
 local function tail(s, n)
-  s = s:gsub("%s+$", "")
-  return #s > n and ("..." .. s:sub(-n)) or s
+  local e = #s
+  while e > 0 and s:byte(e) and (s:byte(e) == 32 or (s:byte(e) >= 9 and s:byte(e) <= 13)) do e = e - 1 end
+  if e > n then return "..." .. s:sub(e - n + 1, e) end
+  return s:sub(1, e)
 end
 
--- the eval log: whole up to LOG_MAX bytes; a longer one (read_file stops
--- at 32 MiB) as its head and tail, LOG_MAX/2 each, cut at line ends, with
--- a line saying how much went between them
-local function read_log(sb, logf)
-  local ok, out = run(sb, { "sh", "-c", 'wc -c <"$1"', "rock-eval", logf }, nil, M.STEP_TIMEOUT)
-  local size = ok and tonumber(out:match("^%s*(%d+)%s*$"))
-  if not size then errors.raise("io_error", "cannot size the eval log: " .. out) end
-  if size <= M.LOG_MAX then return sb:read_file{ path = logf, binary = true }.content end
+-- the eval log's bytes [1, size] as kept: whole up to LOG_MAX, else its
+-- head and tail (LOG_MAX/2 each, cut at line ends) around a line saying
+-- how much went. Returns the text and a map from the file's offsets to
+-- the text's (nil for an offset in the part left out).
+local function read_log(sb, logf, size)
+  local whole
+  if size <= 32 << 20 then
+    local ok, r = pcall(sb.read_file, sb, { path = logf, binary = true })
+    if ok then whole = r.content:sub(1, size) end
+  end
+  if whole and #whole <= M.LOG_MAX then
+    return whole, function(off) return off end
+  end
   local half = M.LOG_MAX // 2
-  ok, out = run(sb, { "sh", "-c", 'head -c "$2" <"$1" >"$1.head" && tail -c "$2" <"$1" >"$1.tail"',
-    "rock-eval", logf, tostring(half) }, nil, M.STEP_TIMEOUT)
-  if not ok then errors.raise("io_error", "cannot cut the eval log: " .. out) end
-  local head = sb:read_file{ path = logf .. ".head", binary = true }.content
-  local tail_ = sb:read_file{ path = logf .. ".tail", binary = true }.content
+  local head, tail_
+  if whole then
+    head, tail_ = whole:sub(1, half), whole:sub(-half)
+  else
+    local ok, out = run(sb, { "sh", "-c", 'head -c "$2" <"$1" >"$1.head" && tail -c "$2" <"$1" >"$1.tail"',
+      "rock-eval", logf, tostring(half) }, nil, M.STEP_TIMEOUT)
+    if not ok then errors.raise("io_error", "cannot cut the eval log: " .. out) end
+    head = sb:read_file{ path = logf .. ".head", binary = true }.content
+    tail_ = sb:read_file{ path = logf .. ".tail", binary = true }.content
+  end
   head = head:match("^(.*\n)") or ""          -- whole lines only
-  tail_ = tail_:match("^[^\n]*\n(.*)$") or ""
-  return head .. string.format("=== rock: %d bytes of the eval log elided (it has %d; " ..
-    "the first and last %d are kept) ===\n", size - #head - #tail_, size, half) .. tail_
+  local cut = tail_:find("\n", 1, true)
+  tail_ = cut and tail_:sub(cut + 1) or ""
+  local note = string.format("=== rock: %d bytes of the eval log elided (it has %d; " ..
+    "the first and last %d are kept) ===\n", size - #head - #tail_, size, half)
+  local tail_from = size - #tail_ + 1 -- the file offset of the tail's first byte
+  return head .. note .. tail_, function(off)
+    if off <= #head then return off end
+    if off >= tail_from then return #head + #note + (off - tail_from + 1) end
+    return nil
+  end
+end
+
+-- the text of the log between two file offsets (1-based, inclusive) as
+-- kept by read_log
+local function region_of(map, from, to, text)
+  local a, b = map(from), map(to)
+  if a and b then return { a, b } end
+  if not a and not b then return nil end
+  -- the region lies across the elided part: what is left of it
+  if not a then
+    local i = text:find("=== rock: ", 1, true)
+    return { i or 1, b }
+  end
+  return { a, #text }
+end
+
+-- the report line the script writes last (rock-eval-report rc= start= end= size=)
+local function report_of(stdout)
+  local rep
+  for line in (stdout or ""):gmatch("[^\n]+") do
+    local rc, s, e, size = line:match("^rock%-eval%-report rc=(%-?%d*) start=(%d*) end=(%d*) size=(%d*)$")
+    if rc then
+      rep = { rc = tonumber(rc), start = tonumber(s), ["end"] = tonumber(e), size = tonumber(size) }
+    end
+  end
+  return rep
+end
+
+local function has_conda(sb)
+  local ok = run(sb, { "test", "-f", swe.CONDA_ACTIVATE }, nil, M.STEP_TIMEOUT)
+  return ok
+end
+
+-- apply the patch by SWE-bench 5.0.x's commands; fills res
+local function apply(sb, t, pfile, patch, res, logs)
+  local outputs = {}
+  local unsafe = spatch.unsafe_path(patch)
+  if unsafe then
+    local why = string.format("=== rock: not applied: the patch names %s, a path inside .git " ..
+      "or outside the repo\n", unsafe)
+    outputs[1], logs[#logs + 1] = why, why
+    res.apply_output = why
+    return false
+  end
+  local symlink = spatch.has_symlink(patch)
+  local last_failed
+  for i, argv in ipairs(M.APPLY_COMMANDS) do
+    if i == #M.APPLY_COMMANDS and symlink then
+      local why = "=== rock: patch --fuzz not tried: the patch makes or changes a symlink " ..
+        "(GNU patch would follow it)\n"
+      outputs[#outputs + 1], logs[#logs + 1] = why, why
+    else
+      if last_failed then reset(sb, t) end -- a failed attempt may leave conflicts or half the hunks
+      local cmd = table.move(argv, 1, #argv, 1, {})
+      cmd[#cmd + 1] = pfile
+      local aok, aout, code, why = run(sb, cmd, t.repo_dir, M.STEP_TIMEOUT)
+      local head = string.format("=== rock: apply attempt %d: %s %s (%s)\n", i, APPLY_NAMES[i], pfile,
+        why == "" and ("exit " .. tostring(code)) or tostring(why))
+      outputs[#outputs + 1] = head .. aout
+      logs[#logs + 1] = head .. aout
+      if aok then
+        res.applied, res.apply_method = true, APPLY_NAMES[i]
+        break
+      end
+      last_failed = true
+    end
+  end
+  if not res.applied and last_failed then
+    -- the attempts can leave the patch applied while each exited non-zero (5.0.x)
+    local rok = run(sb, git_argv("apply", "--check", "--reverse", pfile), t.repo_dir, M.STEP_TIMEOUT)
+    if rok then
+      res.applied, res.apply_method = true, "verified already applied"
+      logs[#logs + 1] = "=== rock: git apply --check --reverse: the patch is in the tree\n"
+    else
+      reset(sb, t)
+    end
+  end
+  res.apply_output = table.concat(outputs)
+  return res.applied, outputs
 end
 
 -- the steps of evaluate; fills res, raises on a failure of the machinery
@@ -388,60 +382,74 @@ local function evaluate_in(sb, t, patch, timeout, res, logs)
     t.repo_dir, t.base_commit)
   local pfile = work .. "/patch.diff"
   sb:write_file{ path = pfile, content = patch }
-  local outputs = {}
-  local unsafe = M.unsafe_path(patch)
-  if unsafe then
-    local why = string.format("=== rock: not applied: the patch names %s, a path inside .git " ..
-      "or outside the repo\n", unsafe)
-    outputs[1], logs[#logs + 1] = why, why
-  end
-  for i, argv in ipairs(unsafe and {} or M.APPLY_COMMANDS) do
-    local cmd = table.move(argv, 1, #argv, 1, {})
-    cmd[#cmd + 1] = pfile
-    local aok, aout, code, why = run(sb, cmd, t.repo_dir, M.STEP_TIMEOUT)
-    local head = string.format("=== rock: apply attempt %d: %s (%s)\n", i, table.concat(cmd, " "),
-      why == "" and ("exit " .. tostring(code)) or tostring(why))
-    outputs[#outputs + 1] = head .. aout
-    logs[#logs + 1] = head .. aout
-    if aok then
-      res.applied, res.apply_method = true, table.concat(argv, " ")
-      break
-    end
-    reset(sb, t) -- a failed attempt may leave conflicts or half the hunks
-  end
-  res.apply_output = table.concat(outputs)
-  if not res.applied then
+  local applied, outputs = apply(sb, t, pfile, patch, res, logs)
+  if not applied then
     logs[#logs + 1] = M.APPLY_FAIL .. "\n"
     res.status = "unresolved"
     res.report = M.grade(t, {}, { applied = false })
-    res.report.reason = "patch apply failed: " .. tail(outputs[#outputs] or "", 2000)
+    res.report.reason = "patch apply failed: " .. tail((outputs and outputs[#outputs]) or res.apply_output, 2000)
     return
   end
   logs[#logs + 1] = M.APPLY_PASS .. " (" .. res.apply_method .. ")\n"
-  local script, logf = work .. "/eval.sh", work .. "/eval.log"
-  sb:write_file{ path = script, content = M.eval_script(t) }
-  logs[#logs + 1] = string.format("=== rock: eval script (bash eval.sh, timeout %gs)\n", timeout)
-  local _, _, code, why = run(sb, { "bash", "-c", 'bash "$1" >"$2" 2>&1', "rock-eval", script, logf },
-    nil, timeout)
-  local text = read_log(sb, logf)
+  local opts = {}
+  if not t.eval_script and not swe.spec(t.repo, t.version) then opts.conda = has_conda(sb) end
+  local script, marked = es.rock(t, opts)
+  res.eval_script = script
+  local logf = work .. "/eval.log"
+  local gitcfg = ""
+  if sb.backend ~= "docker" and sb.backend ~= "podman" then
+    -- the script's `git config --global` must not reach this host's user
+    gitcfg = work .. "/gitconfig"
+    sb:write_file{ path = gitcfg, content = "[include]\n\tpath = ~/.gitconfig\n" }
+  end
+  local argv
+  if #script <= es.ARGV_MAX then
+    argv = { "bash", "-c", script, "rock-eval", logf, gitcfg }
+  else
+    local sfile = work .. "/eval.sh"
+    sb:write_file{ path = sfile, content = script }
+    argv = { "bash", "-c", 'source "$3"', "rock-eval", logf, gitcfg, sfile }
+    logs[#logs + 1] = "=== rock: the eval script is over " .. es.ARGV_MAX ..
+      " bytes: run with source (its trace lines start with \"++ \")\n"
+  end
+  logs[#logs + 1] = string.format("=== rock: eval script (timeout %gs)\n", timeout)
+  local _, _, code, why, r = run(sb, argv, nil, timeout)
+  local rep = report_of(r and r.stdout)
+  local size = rep and rep.size
+  if not size then
+    -- no report: the script did not end by itself (killed, a timeout)
+    local sok, sout = run(sb, { "sh", "-c", 'wc -c <"$1"', "rock-eval", logf }, nil, M.STEP_TIMEOUT)
+    size = sok and tonumber(sout:match("^%s*(%d+)%s*$")) or 0
+  end
+  local text, map = read_log(sb, logf, size)
+  res.test_output = text
   logs[#logs + 1] = text
   if text ~= "" and text:sub(-1) ~= "\n" then logs[#logs + 1] = "\n" end
   if why == "timeout" then
     logs[#logs + 1] = M.TIMED_OUT .. "\n"
     errors.raise("timeout", string.format("the eval script ran past its timeout (%gs)", timeout))
   end
-  logs[#logs + 1] = string.format("=== rock: eval script exit %s\n", tostring(code))
-  local statuses, found = M.parse_pytest(text)
-  res.tests = statuses
-  if not found then
-    errors.raise("eval_incomplete", "the eval log has no test output markers (exit " ..
-      tostring(code) .. "): " .. tail(text, 500))
+  logs[#logs + 1] = string.format("=== rock: eval script exit %s%s\n", tostring(code),
+    rep and string.format(" (test command exit %s)", tostring(rep.rc)) or " (no report: it did not end by itself)")
+  local info = { exit_code = rep and rep.rc }
+  local trusted = rep and rep.rc and rep.start and rep["end"] and rep.start <= rep["end"] and code == rep.rc
+  if trusted then
+    info.region = region_of(map, rep.start + 1, rep["end"], text)
   end
-  local body = between_markers(text)
-  local rc
-  for n in body:gmatch("\n%+ " .. EXIT_VAR .. "=(%d+)") do rc = tonumber(n) end
-  res.test_exit_code = rc
-  res.report = M.grade(t, statuses, { applied = true, markers = true, test_exit_code = rc })
+  res.test_exit_code = rep and rep.rc
+  local statuses, found, reason
+  if not marked then
+    -- a script rock could not mark: SWE-bench's own reading of the log
+    statuses, found, reason = rules.log_statuses(t, text, { exit_code = info.exit_code })
+  elseif not trusted then
+    statuses, found, reason = {}, false, "the eval script did not finish its test command and " ..
+      "report (exit " .. tostring(code) .. ")"
+  else
+    statuses, found, reason = rules.log_statuses(t, text, info)
+  end
+  res.tests = statuses
+  res.found = found
+  res.report = rules.grade(t, statuses, { applied = true, found = found, reason = reason })
   res.resolved = res.report.resolved
   res.status = res.resolved and "resolved" or "unresolved"
 end
@@ -456,15 +464,19 @@ end
 ---@field report rock.GradeReport|nil
 ---@field test_exit_code integer|nil
 ---@field log string the whole eval log (bytes)
+---@field test_output string the eval script's own output (SWE-bench's test_output.txt)
+---@field eval_script string|nil the script run
 ---@field error {code: string, message: string}|nil
 ---@field seconds number
 
 --- Evaluate patch in a sandbox you hold: reset repo_dir to base_commit
 --- (`git reset --hard`, `git clean -fd`: the agent's files go, ignored
 --- build artifacts of the image stay), apply the patch, run the eval
---- script (opts.timeout, default task.eval_timeout), grade. Never raises
---- for a failure of the evaluation (result.status "error", result.error);
---- raises for misuse (invalid_argument) and for a rock.timeout around it.
+--- script (opts.timeout, default task.eval_timeout), grade. The script
+--- kills every other process of the sandbox when it starts and after the
+--- tests. Never raises for a failure of the evaluation (result.status
+--- "error", result.error); raises for misuse (invalid_argument) and for
+--- a rock.timeout around it.
 ---@param sb rock.Sandbox
 ---@param task rock.Task
 ---@param patch string|nil
@@ -517,14 +529,26 @@ local function write_log(res, path)
   log.warn("grading", "%s: %s", res.instance_id, res.log_error)
 end
 
---- Evaluate patch in a fresh sandbox from task.image (opts.sandbox:
---- extra rock.sandbox.start options, e.g. backend), stopped at the end
---- whatever happens. opts.timeout as evaluate's; opts.log_path: write
---- result.log there (result.log_path). An empty or nil patch gives
---- "empty_patch" without starting anything.
+--- The eval sandbox's start options for a task: image, then
+--- M.EVAL_LIMITS, opts.limits (a caller's, e.g. swe_eval's flags), the
+--- task's own memory / pids_limit / disk, then opts.sandbox (any
+--- rock.sandbox.start option, e.g. backend) over all.
+function M.sandbox_options(t, opts)
+  local start = { image = t.image }
+  for _, src in ipairs({ M.EVAL_LIMITS, opts.limits or {},
+                         { memory = t.memory, pids_limit = t.pids_limit, disk = t.disk }, opts.sandbox or {} }) do
+    for k, v in pairs(src) do start[k] = v end
+  end
+  return start
+end
+
+--- Evaluate patch in a fresh sandbox from task.image (see
+--- sandbox_options), stopped at the end whatever happens. opts.timeout as
+--- evaluate's; opts.log_path: write result.log there (result.log_path).
+--- An empty or nil patch gives "empty_patch" without starting anything.
 ---@param task rock.Task
 ---@param patch string|nil
----@param opts {sandbox: table|nil, timeout: number|nil, log_path: string|nil}|nil
+---@param opts {sandbox: table|nil, limits: table|nil, timeout: number|nil, log_path: string|nil}|nil
 ---@return rock.EvalResult
 function M.run(task, patch, opts)
   local t = check_task(task, "run")
@@ -532,8 +556,10 @@ function M.run(task, patch, opts)
     errors.raise("invalid_argument", "run: 'opts' must be a table")
   end
   opts = opts or {}
-  if opts.sandbox ~= nil and type(opts.sandbox) ~= "table" then
-    errors.raise("invalid_argument", "run: 'opts.sandbox' must be a table")
+  for _, f in ipairs({ "sandbox", "limits" }) do
+    if opts[f] ~= nil and type(opts[f]) ~= "table" then
+      errors.raise("invalid_argument", "run: 'opts." .. f .. "' must be a table")
+    end
   end
   if opts.log_path ~= nil and type(opts.log_path) ~= "string" then
     errors.raise("invalid_argument", "run: 'opts.log_path' must be a string")
@@ -543,8 +569,7 @@ function M.run(task, patch, opts)
   if check_patch(patch, "run") then
     res = empty_result(t)
   else
-    local start = { image = t.image }
-    for k, v in pairs(opts.sandbox or {}) do start[k] = v end
+    local start = M.sandbox_options(t, opts)
     local t0 = uv.hrtime()
     local sandbox = require "rock.sandbox"
     local ok, sb = pcall(sandbox.start, start)
@@ -565,6 +590,24 @@ function M.run(task, patch, opts)
   end
   if opts.log_path then write_log(res, opts.log_path) end
   return res
+end
+
+--- SWE-bench's per-instance report.json for a result: {[instance_id] =
+--- {patch_is_None, patch_exists, patch_successfully_applied, resolved,
+--- tests_status}} (patch_successfully_applied: the log gave results, as
+--- SWE-bench means it). model_patch: the prediction's patch (nil: none).
+---@return table
+function M.swebench_report(res, model_patch)
+  local r = { patch_is_None = model_patch == nil, patch_exists = model_patch ~= nil,
+              patch_successfully_applied = false, resolved = false }
+  if model_patch ~= nil and res.report and res.found then
+    r.patch_successfully_applied = true
+    r.resolved = res.resolved == true
+    local rep = res.report
+    r.tests_status = { FAIL_TO_PASS = rep.FAIL_TO_PASS, PASS_TO_PASS = rep.PASS_TO_PASS,
+                       FAIL_TO_FAIL = rep.FAIL_TO_FAIL, PASS_TO_FAIL = rep.PASS_TO_FAIL }
+  end
+  return { [res.instance_id] = r }
 end
 
 return M

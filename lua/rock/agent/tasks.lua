@@ -3,10 +3,14 @@
 --   local list, errs = tasks.load("tasks.jsonl")  -- errs: {line=, message=}
 --   local t, why = tasks.normalize(decoded)
 -- Grading reads these fields (grading.lua); the agent loop reads
--- problem_statement, image, repo_dir. Read next: grading.lua.
+-- problem_statement, image, repo_dir. A classic SWE-bench row (repo,
+-- version) gets its test command, parser and eval type from SWE-bench's
+-- specs (rock.agent.swebench); a 5.x row's eval_script, log_parser,
+-- eval_type and image are taken as given. Read next: grading.lua.
 local json = require "rock.json"
 local errors = require "rock.errors"
 local images = require "rock.images"
+local swe = require "rock.agent.swebench"
 
 local M = {}
 
@@ -26,9 +30,18 @@ M.DEFAULT_EVAL_TIMEOUT = 1800
 ---@field PASS_TO_PASS string[]
 ---@field image string          default rock.images.swebench_name(instance_id)
 ---@field repo_dir string       default "/testbed"
----@field test_cmd string       default "pytest -rA --tb=no -p no:cacheprovider"
+---@field version string|nil    SWE-bench's version of repo (picks the spec)
+---@field test_cmd string|nil   default: the spec's, else (a repo SWE-bench does not
+---                             have) "pytest -rA --tb=no -p no:cacheprovider"; nil
+---                             when the task has its own eval_script
+---@field eval_script string|nil a 5.x row's script, run as given
+---@field log_parser string     default: the repo's (SWE-bench's map), else parse_log_pytest
+---@field eval_type string      "pass_and_fail" (default) or "fail_only"
 ---@field startup_source string[] files the eval script sources first (default none)
 ---@field eval_timeout number   seconds, default 1800
+---@field memory string|number|nil  the eval sandbox's limits (grading.EVAL_LIMITS)
+---@field pids_limit integer|nil
+---@field disk string|number|nil
 
 local function is_null(v) return v == nil or v == json.null end
 
@@ -102,14 +115,51 @@ function M.normalize(t)
     if not list then return nil, why end
     out[f] = list
   end
-  for _, f in ipairs({ "patch", "image", "repo_dir", "test_cmd" }) do
+  for _, f in ipairs({ "patch", "image", "repo_dir", "test_cmd", "version", "eval_script", "log_parser",
+                       "eval_type" }) do
     if out[f] ~= nil and type(out[f]) ~= "string" then
-      return nil, string.format("'%s' must be a string", f)
+      return nil, string.format("'%s' must be a string%s", f,
+        f == "version" and " (as the datasets ship it: \"3.0\", not 3.0)" or "")
     end
   end
   out.image = out.image or images.swebench_name(id)
   out.repo_dir = out.repo_dir or M.DEFAULT_REPO_DIR
-  out.test_cmd = out.test_cmd or M.DEFAULT_TEST_CMD
+  if not out.eval_script and not out.test_cmd then
+    local spec = swe.spec(out.repo, out.version)
+    if spec then
+      out.test_cmd = spec.test_cmd
+      if not out.test_cmd then
+        return nil, string.format("SWE-bench's spec for %s %s has no test command: give the task " ..
+          "'test_cmd' or 'eval_script'", out.repo, out.version)
+      end
+    elseif swe.known_repo(out.repo) then
+      return nil, string.format("SWE-bench has no spec for %s version %s: give the task 'version' " ..
+        "(one of SWE-bench's), 'test_cmd' or 'eval_script'", out.repo, tostring(out.version))
+    else
+      out.test_cmd = M.DEFAULT_TEST_CMD
+    end
+  end
+  out.log_parser = out.log_parser or swe.parser_for(out.repo) or "parse_log_pytest"
+  if not require("rock.agent.parsers").get(out.log_parser) then
+    return nil, string.format("'log_parser' %q is no parser rock has (rock.agent.parsers.names())",
+      out.log_parser)
+  end
+  if out.eval_type == nil then
+    out.eval_type = swe.FAIL_ONLY_REPOS[out.repo] and "fail_only" or "pass_and_fail"
+  elseif out.eval_type ~= "pass_and_fail" and out.eval_type ~= "fail_only" then
+    return nil, "'eval_type' must be \"pass_and_fail\" or \"fail_only\""
+  end
+  for _, f in ipairs({ "memory", "disk" }) do
+    local v = out[f]
+    if v ~= nil and type(v) ~= "string" and not (math.type(v) == "integer" and v > 0) then
+      return nil, string.format("'%s' must be a size (\"8g\") or a number of bytes", f)
+    end
+  end
+  local pl = out.pids_limit
+  if pl ~= nil and not (math.type(pl) == "integer" and pl > 0) and not (type(pl) == "number" and pl > 0 and pl == math.floor(pl)) then
+    return nil, "'pids_limit' must be a whole number > 0"
+  end
+  if pl ~= nil then out.pids_limit = math.tointeger(pl) end
   local src = out.startup_source
   if type(src) == "string" then src = { src } end
   if src ~= nil then

@@ -1,0 +1,5 @@
+import wordlib
+
+
+def test_one_word():
+    assert wordlib.count("hello") == 1
