@@ -57,6 +57,9 @@ T.test("every non-Python parser SWE-bench registers, in its family, nothing else
   end
   T.eq(count, n, "no parser beyond SWE-bench's")
   T.eq(n, 37, "SWE-bench's 37 non-Python parsers")
+  -- and each is what the registry gives by that name (a 5.x row's log_parser)
+  local registry = require "rock.agent.parsers"
+  for name, fn in pairs(parsers) do T.eq(registry.get(name), fn, "rock.agent.parsers.get(" .. name .. ")") end
 end)
 
 T.test("the real runners' captured logs parse as SWE-bench parses them", function()

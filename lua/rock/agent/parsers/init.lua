@@ -15,7 +15,7 @@ local M = {}
 M.STATUSES = { "PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL" }
 
 --- The family modules loaded (rock.agent.parsers.<family>).
-M.FAMILIES = { "python" }
+M.FAMILIES = { "python", "go", "rust", "java", "php", "ruby", "c", "js", "js_multimodal" }
 
 local registry
 
