@@ -9,6 +9,7 @@ local errors = require "rock.errors"
 local http = require "rock.http"
 local log = require "rock.log"
 local task = require "rock.task"
+local trim, rtrim = require("rock.text").trim, require("rock.text").rtrim
 
 local M = {}
 
@@ -98,11 +99,52 @@ end
 
 --------------------------------------------------------------------------
 -- Text mode: one ```bash block per reply (mini-swe-agent's action regex,
--- ```bash\s*\n(.*?)\n``` with DOTALL; Lua's %s* backtracks and .- is lazy)
+-- ```bash\s*\n(.*?)\n``` with DOTALL, as Python's findall reads it), found
+-- by a scan that looks at each byte a bounded number of times: the same
+-- pattern in Lua (or Python) backtracks, a reply of many unclosed blocks
+-- or of a long run of newlines taking quadratic time.
+
+-- The bodies of the ```bash blocks of text, as findall gives them.
+local function bash_blocks(text)
+  local blocks, pos = {}, 1
+  -- the first "\n```" at or after x (false: none); x only grows from one
+  -- call to the next, so no byte is searched twice
+  local at = nil
+  local function closing(x)
+    if at == nil or (at and at < x) then at = text:find("\n```", x, true) or false end
+    return at or nil
+  end
+  while true do
+    local s = text:find("```bash", pos, true)
+    if not s then return blocks end
+    -- \s*\n: the blanks after the fence, ending at a newline; the regex
+    -- tries the last newline of the run first, then the one before it
+    local ws = s + 7
+    local we = text:find("%S", ws) or #text + 1
+    local run = text:sub(ws, we - 1)
+    local last, prev, i = nil, nil, 1
+    while true do
+      local nl = run:find("\n", i, true)
+      if not nl then break end
+      prev, last, i = last, ws + nl - 1, nl + 1
+    end
+    pos = s + 1
+    if last then
+      local c = closing(last + 1)
+      if c then
+        blocks[#blocks + 1], pos = text:sub(last + 1, c - 1), c + 4
+      elseif prev and text:sub(last + 1, last + 3) == "```" then
+        -- from the newline before: the body is the blanks between them
+        blocks[#blocks + 1], pos = text:sub(prev + 1, last - 1), last + 4
+      end
+    end
+  end
+end
 
 --- The command of a reply in text mode: exactly one ```bash block, whose
 --- text (stripped of surrounding whitespace) must not be empty. Else nil
 --- and the format-error message for the model (prompts.format_error).
+--- Linear in the length of text.
 ---@param text string
 ---@return string|nil command, string|nil format_error
 function M.parse_bash_block(text)
@@ -110,9 +152,8 @@ function M.parse_bash_block(text)
     if not null(text) then bad_arg("llm.parse_bash_block: text must be a string") end
     text = ""
   end
-  local blocks = {}
-  for body in text:gmatch("```bash%s*\n(.-)\n```") do blocks[#blocks + 1] = body end
-  local cmd = #blocks == 1 and blocks[1]:match("^%s*(.-)%s*$") or nil
+  local blocks = bash_blocks(text)
+  local cmd = #blocks == 1 and trim(blocks[1]) or nil
   if cmd and cmd ~= "" then return cmd end
   local prompts = require "rock.agent.prompts"
   return nil, prompts.render(prompts.format_error, { count = #blocks })
@@ -143,9 +184,9 @@ local MONTHS = { jan = 1, feb = 2, mar = 3, apr = 4, may = 5, jun = 6,
 ---@return number|nil
 function M._retry_after(value, now)
   if type(value) ~= "string" then return nil end
-  value = value:match("^%s*(.-)%s*$")
-  if value:match("^%d+%.?%d*$") then return tonumber(value) end
-  local d, mon, y, hh, mm, ss = value:match("(%d%d?)[ %-](%a%a%a)[ %-](%d+) (%d%d):(%d%d):(%d%d)")
+  value = trim(value)
+  if value:match("^%d+$") or value:match("^%d+%.%d*$") then return tonumber(value) end
+  local d, mon, y, hh, mm, ss = value:match("(%d%d?)[ %-](%a%a%a)[ %-](%d%d%d?%d?) (%d%d):(%d%d):(%d%d)")
   local m = mon and MONTHS[mon:lower()]
   if not m then return nil end
   y = tonumber(y)
@@ -337,7 +378,7 @@ function M.new(opts)
   return setmetatable({
     base_url = base_url, model = model, timeout = timeout, retries = math.tointeger(retries),
     backoff = backoff, prices = opts.prices, params = opts.params or {},
-    url = base_url:gsub("/+$", "") .. "/chat/completions", _headers = headers,
+    url = rtrim(base_url, "/") .. "/chat/completions", _headers = headers,
     stats = { calls = 0, prompt_tokens = 0, completion_tokens = 0, total_tokens = 0, cost = 0, retries = 0 },
   }, Client)
 end

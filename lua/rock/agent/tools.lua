@@ -14,6 +14,7 @@
 local cjson = require "cjson"
 local errors = require "rock.errors"
 local prompts = require "rock.agent.prompts"
+local rtrim = require("rock.text").rtrim
 
 local M = {}
 
@@ -140,7 +141,7 @@ end
 local function submission(r)
   if r.exit_code ~= 0 or r.failure_reason ~= "" then return nil end
   local first, rest = (r.output or ""):match("^%s*([^\n]*)\n?(.*)$")
-  if first and first:gsub("%s+$", "") == M.SUBMIT_MARKER then return rest end
+  if first and rtrim(first) == M.SUBMIT_MARKER then return rest end
   return nil
 end
 
