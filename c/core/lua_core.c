@@ -17,6 +17,7 @@
 #include "log.h"
 #include "lua_core.h"
 #include "paths.h"
+#include "utf8.h"
 
 #define CTX_KEY "rock.ctx"       /* registry: the context userdata */
 #define CTX_MT "rock.context" /* its metatable */
@@ -200,6 +201,26 @@ static int base64_op(lua_State *L, int encode) {
 static int l_base64_encode(lua_State *L) { return base64_op(L, 1); }
 static int l_base64_decode(lua_State *L) { return base64_op(L, 0); }
 
+/* core.utf8_clean(s): s with each byte of an invalid UTF-8 sequence
+ * replaced by U+FFFD (c/core/utf8.h); s itself when it is valid. */
+static int l_utf8_clean(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  size_t ok = rock_utf8_valid_prefix(s, n);
+  if (ok == n) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  rock_buf_t b = {0};
+  if (rock_buf_append(&b, s, ok) || rock_utf8_clean(&b, s + ok, n - ok)) {
+    rock_buf_free(&b);
+    return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "utf8_clean");
+  }
+  lua_pushlstring(L, b.data, b.len);
+  rock_buf_free(&b);
+  return 1;
+}
+
 static int l_getpid(lua_State *L) {
   lua_pushinteger(L, getpid());
   return 1;
@@ -229,6 +250,7 @@ const luaL_Reg lrock_core_funcs[] = {
     {"getpid", l_getpid},
     {"base64_encode", l_base64_encode},
     {"base64_decode", l_base64_decode},
+    {"utf8_clean", l_utf8_clean},
     {"log", l_log},
     {"log_enabled", l_log_enabled},
     {NULL, NULL},

@@ -9,6 +9,7 @@ local errors = require "rock.errors"
 local http = require "rock.http"
 local log = require "rock.log"
 local task = require "rock.task"
+local core = require "rock.core"
 local trim, rtrim = require("rock.text").trim, require("rock.text").rtrim
 
 local M = {}
@@ -397,6 +398,55 @@ local function transport_error(err, url)
     and (err.code == "timeout" or err.code == "connection_failed" or err.code == "http_error")
 end
 
+-- body with each \u escape of a lone UTF-16 surrogate (\ud800 not followed
+-- by a \udc00-\udfff, a \udc00 alone) made \ufffd: Python's json writes
+-- them for a str holding one, and lua-cjson refuses them. One pass over
+-- the backslashes.
+local function lone_surrogates(body)
+  if not body:find("\\u[dD][89a-fA-F]") then return body end
+  local out, from, i = {}, 1, 1
+  local function unit(at) -- the code unit of the \uXXXX escape at `at`, or nil
+    if body:sub(at, at + 1) ~= "\\u" then return nil end
+    local hex = body:sub(at + 2, at + 5)
+    return hex:match("^%x%x%x%x$") and tonumber(hex, 16) or nil
+  end
+  while true do
+    local b = body:find("\\", i, true)
+    if not b then break end
+    local u = unit(b)
+    if u and u >= 0xD800 and u <= 0xDFFF then
+      local lo = u <= 0xDBFF and unit(b + 6)
+      if lo and lo >= 0xDC00 and lo <= 0xDFFF then
+        i = b + 12 -- a pair: one character
+      else
+        out[#out + 1] = body:sub(from, b - 1)
+        out[#out + 1] = "\\ufffd"
+        from, i = b + 6, b + 6
+      end
+    else
+      i = b + 2 -- any other escape, \\ included: its two bytes
+    end
+  end
+  out[#out + 1] = body:sub(from)
+  return table.concat(out)
+end
+
+-- An endpoint's body as model text must be: valid UTF-8 (each bad byte
+-- U+FFFD, as the rocklet cleans command output) and no lone surrogate, so
+-- what is kept goes back in the next request and into files as valid JSON.
+local function model_text(body)
+  return lone_surrogates(core.utf8_clean(body or ""))
+end
+
+--- Decode JSON that an endpoint or a model wrote (a body, a tool call's
+--- arguments) as cjson.decode does, its text first made valid: bytes that
+--- are not UTF-8 and lone surrogate escapes become U+FFFD. Raises what
+--- cjson.decode raises for text that is not JSON.
+---@param text string
+function M.json_decode(text)
+  return cjson.decode(model_text(text))
+end
+
 -- decode a 2xx body into chat's result (without cost and timings)
 local function parse_response(body, url)
   local function bad(why, extra)
@@ -450,6 +500,7 @@ function Client:chat(req)
   if req.tools and #req.tools > 0 then doc.tools = req.tools end
   local ok, body = pcall(cjson.encode, doc)
   if not ok then bad_arg("llm chat: the request cannot be encoded as JSON: %s", tostring(body)) end
+  body = core.utf8_clean(body) -- text that is not UTF-8 (a task's, a replay's) goes as U+FFFD
 
   local t0 = uv.hrtime()
   local attempt = 0
@@ -462,7 +513,7 @@ function Client:chat(req)
       if not transport_error(res, self.url) then error(res, 0) end
       cause = tostring(res)
     elseif res.status >= 200 and res.status < 300 then
-      local r = parse_response(res.body, self.url)
+      local r = parse_response(model_text(res.body), self.url)
       r.cost = M.cost(self.model, r.usage, self.prices)
       r.seconds = (uv.hrtime() - t0) / 1e9
       r.attempts = attempt
@@ -475,7 +526,7 @@ function Client:chat(req)
       return r
     else
       status = res.status
-      local msg, code = error_info(res.body)
+      local msg, code = error_info(model_text(res.body))
       local what = string.format("HTTP %d from %s%s", status, self.url, msg and (": " .. msg) or "")
       local extra = { op = "llm.chat", http_status = status, attempts = attempt, detail = msg, error_code = code }
       if status == 429 and code ~= "insufficient_quota" then

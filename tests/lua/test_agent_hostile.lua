@@ -245,5 +245,98 @@ T.test("SIGTERM in the turns and in the eval: --resume runs both tasks again, ea
   T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
 end)
 
+-- Python reads every line of a JSONL file: strict UTF-8, no NaN or
+-- Infinity, no lone surrogate in a string. Returns the output and ok.
+local PY_READ = [[
+import json, sys
+def const(c): raise ValueError("not JSON: " + c)
+n = 0
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8", errors="strict") as f:
+        for line in f:
+            json.dumps(json.loads(line, parse_constant=const), ensure_ascii=False).encode("utf-8")
+            n += 1
+print(n)
+]]
+local function python_reads(...)
+  local script = root .. "/py_read.py"
+  write(script, PY_READ)
+  local args = {}
+  for i, p in ipairs({ ... }) do args[i] = q(p) end
+  return T.sh("python3 " .. q(script) .. " " .. table.concat(args, " ") .. " 2>&1")
+end
+
+-- a chat completion as raw JSON text: message and usage are JSON texts
+local function raw_completion(message, usage)
+  return F.raw('{"id":"x","object":"chat.completion","created":0,"model":"fake-model","choices":[{"index":0,'
+    .. '"message":' .. message .. ',"finish_reason":"tool_calls"}],"usage":' .. usage .. '}')
+end
+
+--- the model policy against a script, on the local backend, workers 1 (the
+--- tasks ask in order); returns summary, trajectories, out dir, requests, client
+local function model_run(tasks, script, extra)
+  local srv = F.start(script)
+  local client = rock.llm.new{ base_url = srv.url, model = "fake-model", retries = 0,
+    prices = { ["fake-model"] = { input = 1, output = 2 } } }
+  local ok, summary, trajs, out = pcall(function()
+    local o = { policy = "model", cost_limit = 0, llm = client }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    return run(tasks, o)
+  end)
+  local reqs = srv.requests()
+  srv.stop()
+  if not ok then error(summary, 0) end
+  return summary, trajs, out, reqs, client
+end
+
+T.test("issue15-14: model text that is not UTF-8 (\\xff, \\xc3\\x28, \\ud800 escapes) is cleaned: valid requests, files Python reads", function()
+  local t = make_task()
+  -- content with bad bytes, lone surrogates and a good pair; a command
+  -- (in the arguments' own JSON) with a bad byte and a lone surrogate
+  local msg = '{"role":"assistant","content":"look \255 here \195\40 and \\ud800 lone \\udc00 x \\ud83d\\ude00 ok",'
+    .. '"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash",'
+    .. '"arguments":"{\\"command\\": \\"echo caf\233 \\\\ud800 end\\"}"}}]}'
+  local summary, trajs, out, reqs = model_run({ t }, { raw_completion(msg, '{"prompt_tokens":1,"completion_tokens":1}'),
+    F.tool_call("submit", {}) })
+  local tr = trajs[1]
+  T.eq(tr.termination_reason, "finish", tostring(tr.error and tr.error.message))
+  T.eq(tr.messages[3].content, "look \u{FFFD} here \u{FFFD}( and \u{FFFD} lone \u{FFFD} x \u{1F600} ok")
+  T.eq(tr.steps[1].action.command, "echo caf\u{FFFD} \u{FFFD} end")
+  T.match(tr.steps[1].observation, "caf\u{FFFD} \u{FFFD} end")
+  T.eq(#reqs, 2)
+  T.eq(reqs[2].utf8, true, "the next request is UTF-8")
+  T.eq(reqs[2].body.messages[3].content, tr.messages[3].content, "and JSON that says what was kept")
+  local n, ok = python_reads(out .. "/trajectories.jsonl", out .. "/preds.jsonl")
+  T.ok(ok, n)
+  T.eq(summary.by_reason.finish, 1)
+  -- text mode, bytes only: the block runs, the next request and the file are clean
+  local t2 = make_task()
+  local _, trajs2, out2, reqs2 = model_run({ t2 }, { F.raw('{"choices":[{"message":{"role":"assistant","content":'
+    .. '"run \255\n```bash\necho A\255B\n```"}}]}'), F.reply("```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```") },
+    { mode = "text" })
+  T.eq(trajs2[1].termination_reason, "finish")
+  T.eq(trajs2[1].messages[3].content, "run \u{FFFD}\n```bash\necho A\u{FFFD}B\n```")
+  T.match(trajs2[1].steps[1].observation, "A\u{FFFD}B")
+  T.eq(reqs2[2].utf8, true, "text mode: the next request is UTF-8")
+  local n2, ok2 = python_reads(out2 .. "/trajectories.jsonl")
+  T.ok(ok2, n2)
+end)
+
+T.test("issue15-14: text that is not UTF-8 from a task or a replay: requests and files stay valid", function()
+  local t = make_task()
+  t.problem_statement = "latin-1 caf\233 in the issue"
+  local _, trajs, out, reqs = model_run({ t }, { F.tool_call("submit", {}) })
+  T.eq(trajs[1].termination_reason, "finish")
+  T.eq(reqs[1].utf8, true, "the request is UTF-8")
+  T.match(reqs[1].body.messages[2].content, "caf\u{FFFD} in the issue")
+  local n, ok = python_reads(out .. "/trajectories.jsonl")
+  T.ok(ok, n)
+  local t2 = make_task()
+  local _, _, out2 = run({ t2 }, { policy = "replay", replay = replay{ [t2.instance_id] = {
+    { tool = "bash", command = "echo caf\233" }, { tool = "submit" } } } })
+  local n2, ok2 = python_reads(out2 .. "/trajectories.jsonl")
+  T.ok(ok2, n2)
+end)
+
 os.execute("rm -rf " .. q(root))
 T.done()

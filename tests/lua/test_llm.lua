@@ -207,6 +207,35 @@ T.test("a body that is not JSON, or has no choices: llm_bad_response, not retrie
     end)
 end)
 
+T.test("issue15-14: json_decode reads what Python writes: bad bytes and lone surrogates become U+FFFD", function()
+  local cases = {
+    { '"a\\ud800b"', "a\u{FFFD}b" },
+    { '"\\udc00"', "\u{FFFD}" }, -- a lone low half, alone in the text
+    { '"\\udfff x"', "\u{FFFD} x" },
+    { '"\\ud83d\\ude00"', "\u{1F600}" },
+    { '"\\\\ud800"', "\\ud800" }, -- an escaped backslash, then text
+    { '"\\ud800\\ud800\\udc00"', "\u{FFFD}\u{10000}" },
+    { '"\\ud800\\u0041"', "\u{FFFD}A" },
+    { '"\\ud800\\u00"', nil }, -- not JSON either way
+    { '"x\255y\195\40"', "x\u{FFFD}y\u{FFFD}(" },
+  }
+  for _, c in ipairs(cases) do
+    local ok, v = pcall(llm.json_decode, c[1])
+    if c[2] then T.eq(v, c[2], c[1]) else T.ok(not ok, c[1] .. " is refused") end
+  end
+  local t0 = uv.hrtime()
+  local v = llm.json_decode('"' .. string.rep("\\ud800", 1 << 17) .. string.rep("\\\\", 1 << 18) .. '"')
+  T.ok(seconds_since(t0) < 2, "linear")
+  T.eq(#v, 3 * (1 << 17) + (1 << 18))
+end)
+
+T.test("issue15-14: an answer whose only odd text is a lone low surrogate is kept, cleaned", function()
+  with_server({ F.raw('{"choices":[{"message":{"role":"assistant","content":"x \\udc00 y"}}]}'), F.reply("ok") },
+    nil, function(srv, c)
+    T.eq(c:chat{ messages = USER }.message.content, "x \u{FFFD} y")
+  end)
+end)
+
 T.test("truncated bodies: a cut transfer is retried, cut JSON is a bad response", function()
   local full = F.reply("the whole answer")
   -- the server announces the whole length and closes after 20 bytes

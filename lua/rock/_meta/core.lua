@@ -51,6 +51,14 @@ function core.base64_encode(s) end
 ---@return string
 function core.base64_decode(s) end
 
+--- s with each byte of an invalid UTF-8 sequence replaced by U+FFFD
+--- (strict, as Python reads UTF-8: no overlongs, surrogates or code points
+--- past U+10FFFF; c/core/utf8.c, the rocklet's cleaning of output); s
+--- itself when it is valid. Linear.
+---@param s string
+---@return string
+function core.utf8_clean(s) end
+
 --- Write one line through the C logger (c/core/log.c): "rock LEVEL AREA:
 --- MESSAGE" on stderr when ROCK_LOG lets LEVEL through. lua/rock/log.lua
 --- is the API on top.

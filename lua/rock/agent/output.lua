@@ -9,8 +9,10 @@
 -- open(dir, {resume=true}) keeps what the files hold: a line cut short by
 -- a crash, and a task a signal interrupted (interrupted=true), are dropped;
 -- the finished tasks are listed in writer.done so the run skips them.
+-- Every line is valid UTF-8 (bytes that are not become U+FFFD).
 local json = require "rock.json"
 local errors = require "rock.errors"
+local core = require "rock.core"
 
 local M = {}
 local Writer = {}
@@ -69,12 +71,12 @@ function M.prediction(traj)
 end
 
 -- Write path whole (a temp file, then renamed into place): one line per
--- item, each a string as is or a value to encode.
+-- item, each a string as is or a value to encode, made valid UTF-8.
 function M.write_lines(path, items)
   local tmp = path .. ".tmp"
   local f = open(tmp, "wb")
   local ok, why = pcall(function()
-    for _, v in ipairs(items) do put(f, path, type(v) == "string" and v or json.encode(v), "\n") end
+    for _, v in ipairs(items) do put(f, path, core.utf8_clean(type(v) == "string" and v or json.encode(v)), "\n") end
   end)
   local closed, cwhy = f:close()
   if ok and not closed then ok, why = false, errors.new("io_error", "cannot write " .. path .. ": " .. tostring(cwhy)) end
@@ -117,8 +119,8 @@ end
 --- io_error when it cannot be written (the trajectory line may then be
 --- torn: --resume drops it and runs the task again).
 function Writer:write(traj)
-  put(self.traj_f, self.dir .. "/trajectories.jsonl", json.encode(traj), "\n")
-  put(self.preds_f, self.dir .. "/preds.jsonl", json.encode(M.prediction(traj)), "\n")
+  put(self.traj_f, self.dir .. "/trajectories.jsonl", core.utf8_clean(json.encode(traj)), "\n")
+  put(self.preds_f, self.dir .. "/preds.jsonl", core.utf8_clean(json.encode(M.prediction(traj))), "\n")
   self.records[#self.records + 1] = traj
   self.done[traj.instance_id] = true
   self:write_summary()

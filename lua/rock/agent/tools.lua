@@ -71,7 +71,7 @@ function M.from_tool_call(call)
   if type(fn) ~= "table" or type(fn.name) ~= "string" then return nil, "the tool call has no function name" end
   local args = {}
   if type(fn.arguments) == "string" and fn.arguments:find("%S") then
-    local ok, v = pcall(cjson.decode, fn.arguments)
+    local ok, v = pcall(require("rock.llm").json_decode, fn.arguments)
     if not ok or type(v) ~= "table" then return nil, "the arguments of " .. fn.name .. " are not a JSON object" end
     args = v
   elseif type(fn.arguments) == "table" then
