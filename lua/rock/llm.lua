@@ -44,10 +44,13 @@ local function null(v) return v == nil or v == cjson.null end
 local default_prices -- llm_prices.lua, loaded on first use
 local warned = {}    -- model -> true once its unknown price was logged
 
+-- a price: a finite number >= 0 (NaN fails the comparison)
+local function price(v) return type(v) == "number" and v >= 0 and v < math.huge end
+
 local function check_price(name, p, where)
-  if type(p) ~= "table" or type(p.input) ~= "number" or type(p.output) ~= "number"
-      or (p.cached_input ~= nil and type(p.cached_input) ~= "number") then
-    bad_arg("%s: price of '%s' must be {input=, output=, cached_input=?} (USD per 1M tokens)",
+  if type(p) ~= "table" or not price(p.input) or not price(p.output)
+      or (p.cached_input ~= nil and not price(p.cached_input)) then
+    bad_arg("%s: price of '%s' must be {input=, output=, cached_input=?} (USD per 1M tokens, finite, >= 0)",
       where, tostring(name))
   end
   return p
@@ -201,7 +204,7 @@ end
 local function retry_after(headers)
   headers = headers or {}
   local ms = tonumber(headers["retry-after-ms"])
-  if ms and ms >= 0 then return ms / 1000 end
+  if ms and ms >= 0 then return ms / 1000 end -- inf: cut to MAX_RETRY_AFTER
   return M._retry_after(headers["retry-after"])
 end
 
@@ -264,8 +267,18 @@ local function snippet(s)
   return string.format("%q", s)
 end
 
-local function int(v)
+--- The most tokens one call may report in a usage field: no context
+--- window is near it, so a larger figure (or a negative one, NaN, 1e400)
+--- is a bad response, never summed into costs and limits.
+M.MAX_TOKENS = 1e9
+
+-- a token count of the usage (0 when absent or not a number), or nil and
+-- why when it is a number no call can have used
+local function count(v, field)
   if type(v) ~= "number" then return 0 end
+  if not (v >= 0 and v <= M.MAX_TOKENS) then -- NaN fails both
+    return nil, string.format("usage.%s is %.17g, not a token count (0 to %d)", field, v, M.MAX_TOKENS)
+  end
   return math.tointeger(v) or v
 end
 
@@ -287,32 +300,42 @@ end
 -- arguments object (some servers) becomes its JSON text; text that is not
 -- JSON stays as it is (the agent answers it with a format error)
 local function tool_calls_of(list)
+  local not_calls = "message.tool_calls is not a list of function calls"
   if null(list) then return nil end
-  if type(list) ~= "table" then return false end
+  if type(list) ~= "table" then return false, not_calls end
   if #list == 0 then return nil end
   local out = {}
   for i, tc in ipairs(list) do
-    if type(tc) ~= "table" or type(tc["function"]) ~= "table" then return false end
+    if type(tc) ~= "table" or type(tc["function"]) ~= "table" then return false, not_calls end
     local fn = tc["function"]
     local args = fn.arguments
-    if type(args) == "table" then args = cjson.encode(args)
+    if type(args) == "table" then
+      local ok, text = pcall(cjson.encode, args)
+      if not ok then return false, "the arguments of a tool call hold a number JSON cannot carry (NaN, 1e400)" end
+      args = text
     elseif type(args) ~= "string" then args = "" end
-    out[i] = { id = not null(tc.id) and tc.id or nil, type = not null(tc.type) and tc.type or "function",
+    out[i] = { id = type(tc.id) == "string" and tc.id or nil, type = type(tc.type) == "string" and tc.type or "function",
                ["function"] = { name = not null(fn.name) and tostring(fn.name) or "", arguments = args } }
   end
   return out
 end
 
+-- the usage of a response, or nil and why it is not believable
 local function usage_of(u)
   if type(u) ~= "table" then
     return { prompt_tokens = 0, completion_tokens = 0, total_tokens = 0 }
   end
-  local r = { prompt_tokens = int(u.prompt_tokens), completion_tokens = int(u.completion_tokens),
-              total_tokens = int(u.total_tokens) }
+  local r = {}
+  for _, k in ipairs({ "prompt_tokens", "completion_tokens", "total_tokens" }) do
+    local n, why = count(u[k], k)
+    if not n then return nil, why end
+    r[k] = n
+  end
   if r.total_tokens == 0 then r.total_tokens = r.prompt_tokens + r.completion_tokens end
   local d = u.prompt_tokens_details
-  local cached = type(d) == "table" and d.cached_tokens or u.cached_tokens
-  if type(cached) == "number" and cached > 0 then r.cached_tokens = int(cached) end
+  local cached, why = count(type(d) == "table" and d.cached_tokens or u.cached_tokens, "cached_tokens")
+  if not cached then return nil, why end
+  if cached > 0 then r.cached_tokens = cached end
   return r
 end
 
@@ -332,7 +355,7 @@ end
 ---@class rock.LlmClient
 ---@field model string
 ---@field base_url string
----@field stats table {calls, prompt_tokens, completion_tokens, total_tokens, cost, retries}
+---@field stats table {calls, prompt_tokens, completion_tokens, total_tokens, cost, retries, bad_responses}
 local Client = {}
 Client.__index = Client
 M.Client = Client
@@ -380,7 +403,8 @@ function M.new(opts)
     base_url = base_url, model = model, timeout = timeout, retries = math.tointeger(retries),
     backoff = backoff, prices = opts.prices, params = opts.params or {},
     url = rtrim(base_url, "/") .. "/chat/completions", _headers = headers,
-    stats = { calls = 0, prompt_tokens = 0, completion_tokens = 0, total_tokens = 0, cost = 0, retries = 0 },
+    stats = { calls = 0, prompt_tokens = 0, completion_tokens = 0, total_tokens = 0, cost = 0, retries = 0,
+              bad_responses = 0 },
   }, Client)
 end
 
@@ -463,13 +487,16 @@ local function parse_response(body, url)
   end
   local m = choice.message
   if type(m) ~= "table" then bad("the choice has no message", { op = "llm.chat" }) end
-  local content, calls = content_of(m.content), tool_calls_of(m.tool_calls)
+  local content = content_of(m.content)
   if content == false then bad("message.content is not text", { op = "llm.chat" }) end
-  if calls == false then bad("message.tool_calls is not a list of function calls", { op = "llm.chat" }) end
+  local calls, why_calls = tool_calls_of(m.tool_calls)
+  if calls == false then bad(why_calls, { op = "llm.chat" }) end
+  local usage, why = usage_of(doc.usage)
+  if not usage then bad(why, { op = "llm.chat" }) end
   return {
     message = { role = "assistant", content = content, tool_calls = calls },
     finish_reason = not null(choice.finish_reason) and tostring(choice.finish_reason) or nil,
-    usage = usage_of(doc.usage),
+    usage = usage,
     response = doc,
   }
 end
@@ -513,7 +540,11 @@ function Client:chat(req)
       if not transport_error(res, self.url) then error(res, 0) end
       cause = tostring(res)
     elseif res.status >= 200 and res.status < 300 then
-      local r = parse_response(model_text(res.body), self.url)
+      local pok, r = pcall(parse_response, model_text(res.body), self.url)
+      if not pok then
+        self.stats.bad_responses = self.stats.bad_responses + 1
+        error(r, 0)
+      end
       r.cost = M.cost(self.model, r.usage, self.prices)
       r.seconds = (uv.hrtime() - t0) / 1e9
       r.attempts = attempt

@@ -271,6 +271,7 @@ local function raw_completion(message, usage)
   return F.raw('{"id":"x","object":"chat.completion","created":0,"model":"fake-model","choices":[{"index":0,'
     .. '"message":' .. message .. ',"finish_reason":"tool_calls"}],"usage":' .. usage .. '}')
 end
+local LS = json.encode(F.tool_call("bash", { command = "ls" }).body.choices[1].message)
 
 --- the model policy against a script, on the local backend, workers 1 (the
 --- tasks ask in order); returns summary, trajectories, out dir, requests, client
@@ -288,6 +289,67 @@ local function model_run(tasks, script, extra)
   if not ok then error(summary, 0) end
   return summary, trajs, out, reqs, client
 end
+
+T.test("issue15-12: usage of 1e400, NaN, -5, 2e9, Infinity is a bad response: that task aborted, the run goes on", function()
+  local usages = { '{"prompt_tokens":1e400,"completion_tokens":5}', '{"prompt_tokens":NaN,"completion_tokens":5}',
+    '{"prompt_tokens":-5,"completion_tokens":5}', '{"prompt_tokens":10,"completion_tokens":2e9}',
+    '{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":Infinity}}',
+    '{"prompt_tokens":10,"completion_tokens":5,"total_tokens":-Infinity}' }
+  local script, tasks = {}, {}
+  for i, u in ipairs(usages) do
+    script[i], tasks[i] = raw_completion(LS, u), make_task("local__usage-" .. i)
+  end
+  -- an object as a tool call's arguments, holding 1e400
+  script[#script + 1] = raw_completion('{"role":"assistant","content":null,"tool_calls":[{"id":"c1",'
+    .. '"type":"function","function":{"name":"bash","arguments":{"command":"ls","n":1e400}}}]}',
+    '{"prompt_tokens":10,"completion_tokens":5}')
+  tasks[#tasks + 1] = make_task("local__usage-args")
+  script[#script + 1] = F.tool_call("submit", {}) -- and one that is fine
+  tasks[#tasks + 1] = make_task("local__usage-fine")
+  local summary, trajs, out, _, client = model_run(tasks, script)
+  T.eq(#trajs, #tasks, "every task kept")
+  for i = 1, #tasks - 1 do
+    local tr = trajs[i]
+    T.eq(tr.termination_reason, "aborted", tr.instance_id)
+    T.eq(tr.exit_status, "llm_bad_response", tr.instance_id)
+    T.eq(tr.model_stats.tokens_sent, 0, tr.instance_id .. ": nothing of it counted")
+    T.eq(tr.model_stats.instance_cost, 0, tr.instance_id)
+  end
+  T.match(trajs[1].error.message, "usage.prompt_tokens is inf")
+  T.match(trajs[3].error.message, "usage.prompt_tokens is %-5")
+  T.match(trajs[4].error.message, "usage.completion_tokens is 2000000000,")
+  T.match(trajs[#tasks - 1].error.message, "arguments of a tool call hold a number")
+  T.eq(trajs[#tasks].termination_reason, "finish")
+  T.eq(trajs[#tasks].model_stats.instance_cost, 20e-6)
+  T.eq(client.stats.bad_responses, #tasks - 1)
+  T.eq(summary.by_exit_status.llm_bad_response, #tasks - 1)
+  local n, ok = python_reads(out .. "/trajectories.jsonl", out .. "/preds.jsonl", out .. "/summary.json")
+  T.ok(ok, n)
+  T.eq(tonumber(n), 2 * #tasks + 1)
+end)
+
+T.test("issue15-12: a trajectory JSON cannot carry (a policy's NaN cost) is kept as aborted; the run goes on", function()
+  local a, b = make_task("local__nan-a"), make_task("local__nan-b")
+  local factory = { name = "nan", episode = function(_, task)
+    local p = require("rock.agent.policies.scripted").new("nan", { { tool = "submit" } })
+    if task.instance_id == a.instance_id then
+      local act = p.act
+      p.act = function(self, ctx)
+        local turn = act(self, ctx)
+        turn.cost = 0 / 0
+        return turn
+      end
+    end
+    return p
+  end }
+  local summary, trajs, out = run({ a, b }, { policy = factory })
+  T.eq(summary.total, 2)
+  T.eq(trajs[1].termination_reason, "aborted")
+  T.eq(trajs[1].exit_status, "internal")
+  T.match(trajs[1].error.message, "cannot be written as JSON")
+  T.eq(trajs[2].termination_reason, "finish")
+  T.eq(#jsonl(out .. "/trajectories.jsonl"), 2)
+end)
 
 T.test("issue15-14: model text that is not UTF-8 (\\xff, \\xc3\\x28, \\ud800 escapes) is cleaned: valid requests, files Python reads", function()
   local t = make_task()

@@ -236,6 +236,32 @@ T.test("issue15-14: an answer whose only odd text is a lone low surrogate is kep
   end)
 end)
 
+T.test("issue15-12: usage that is no token count is llm_bad_response, counted, not summed", function()
+  local usages = { '{"prompt_tokens":1e400}', '{"completion_tokens":NaN}', '{"total_tokens":-1}',
+                   '{"prompt_tokens":1000000001}', '{"cached_tokens":-Infinity}' }
+  local script = {}
+  for i, u in ipairs(usages) do
+    script[i] = F.raw('{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":' .. u .. '}')
+  end
+  with_server(script, nil, function(_, c)
+    for i, u in ipairs(usages) do
+      local err = T.raises("llm_bad_response", c.chat, c, { messages = USER })
+      T.match(err.message, "not a token count", u)
+      T.eq(c.stats.bad_responses, i, u)
+    end
+    T.eq(c.stats.calls, 0)
+    T.eq(c.stats.prompt_tokens + c.stats.completion_tokens + c.stats.total_tokens, 0)
+    T.eq(c.stats.cost, 0)
+  end)
+  -- the largest believable figure is fine
+  with_server({ F.reply("hi", { usage = { prompt_tokens = 1e9, completion_tokens = 0 } }) }, nil, function(_, c)
+    T.eq(c:chat{ messages = USER }.usage.prompt_tokens, 1000000000)
+  end)
+  T.raises("invalid_argument", llm.new, { base_url = "http://x", model = "m", prices = { m = { input = 0 / 0, output = 1 } } })
+  T.raises("invalid_argument", llm.new, { base_url = "http://x", model = "m", prices = { m = { input = 1, output = -1 } } })
+  T.raises("invalid_argument", llm.new, { base_url = "http://x", model = "m", prices = { m = { input = 1, output = math.huge } } })
+end)
+
 T.test("truncated bodies: a cut transfer is retried, cut JSON is a bad response", function()
   local full = F.reply("the whole answer")
   -- the server announces the whole length and closes after 20 bytes
