@@ -112,7 +112,7 @@ T.test("output that is not UTF-8 (bytes, NULs, a character cut by the elision) i
   T.match(tr.steps[2].observation, "elided")
   T.eq(tr.submission, "\u{FFFD}(")
   local recs = jsonl(out .. "/trajectories.jsonl")
-  T.eq(recs[1].steps[1].observation, tr.steps[1].observation)
+  T.eq(rock.agent.output.observation(recs[1], 1), tr.steps[1].observation)
   T.eq(recs[1].messages[4].content, tr.steps[1].observation) -- what the model would see
 end)
 
@@ -398,6 +398,38 @@ T.test("issue15-14: text that is not UTF-8 from a task or a replay: requests and
     { tool = "bash", command = "echo caf\233" }, { tool = "submit" } } } })
   local n2, ok2 = python_reads(out2 .. "/trajectories.jsonl")
   T.ok(ok2, n2)
+end)
+
+T.test("issue15-15: an editor answer echoing 2 MB is capped (head, tail, elided); each observation is written once", function()
+  local t = make_task()
+  local lines = {}
+  for i = 1, 40000 do lines[i] = string.format("    x%05d = 'caf\u{E9} %s'", i, string.rep("z", 30)) end
+  local old = table.concat(lines, "\n") -- not in the file: the editor's error quotes it whole
+  local _, trajs, out = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {
+    { tool = "bash", command = "echo hi" },
+    { tool = "str_replace_editor", command = "str_replace", path = t.repo_dir .. "/calc.py", old_str = old, new_str = "x" },
+    { tool = "str_replace_editor", command = "view", path = t.repo_dir .. "/calc.py" },
+    { tool = "submit" } } } })
+  local tr = trajs[1]
+  T.eq(tr.termination_reason, "finish")
+  local obs = tr.steps[2].observation
+  T.ok(#obs <= 101000, "capped near SWE-agent's 100000: " .. #obs .. " bytes")
+  T.ok(utf8.len(obs), "whole characters on both sides of the cut")
+  T.match(obs, "^<warning>")
+  T.match(obs, "<output_head>\nNo replacement was performed, old_str `    x00001 = 'caf\u{E9} ")
+  T.match(obs, "x40000 = 'caf\u{E9} z+'` did not appear verbatim in " .. t.repo_dir:gsub("%p", "%%%0") .. "/calc.py")
+  local elided = tonumber(obs:match("<elided_chars>\n(%d+) characters elided"))
+  T.ok(elided and elided > utf8.len(old) - rock.agent.tools.EDITOR_LIMIT and elided < utf8.len(old), "elided: " .. tostring(elided))
+  T.eq(tr.steps[3].observation:sub(1, 9), "Here's th", "a short answer is as the editor gave it")
+  -- the file: the observation once, in the message; the step points to it
+  local line = read(out .. "/trajectories.jsonl")
+  local _, copies = line:gsub("did not appear verbatim", "")
+  T.eq(copies, 1, "the observation is written once")
+  local rec = json.decode(line)
+  T.eq(rec.steps[2].observation, nil)
+  T.eq(rec.messages[rec.steps[2].observation_message + 1].content, obs)
+  for i = 1, 4 do T.eq(rock.agent.output.observation(rec, i), tr.steps[i].observation, "step " .. i) end
+  T.eq(#rec.messages, #tr.messages)
 end)
 
 os.execute("rm -rf " .. q(root))

@@ -181,7 +181,8 @@ function M.run(t, factory, opts)
     local ctx = { prompts = opts.prompts, vars = { repo_dir = t.repo_dir, problem_statement = t.problem_statement,
       instance_id = t.instance_id }, messages = traj.messages }
     ctx.env = { sb = sb, session = "agent", repo_dir = t.repo_dir, timeout = lim.command_timeout,
-      limit = opts.observation_limit, prompts = opts.prompts or prompts, startup = startup }
+      limit = opts.observation_limit, editor_limit = opts.editor_limit, prompts = opts.prompts or prompts,
+      startup = startup }
     for _, m in ipairs(p:begin(ctx)) do ctx.messages[#ctx.messages + 1] = m end
     local t_agent = now()
     local reason, status, submission

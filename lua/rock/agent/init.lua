@@ -45,7 +45,9 @@ end
 --- backend, sandbox (more rock.sandbox.start options), eval ("fresh" |
 --- "in_place" | "none"), teardown (a rock.teardown policy), the limits
 --- (step_limit, cost_limit, token_limit, wall_limit, command_timeout,
---- repeat_limit, format_error_limit: episode.DEFAULTS), prompts, progress
+--- repeat_limit, format_error_limit: episode.DEFAULTS), observation_limit
+--- and editor_limit (the caps of bash's and the editor's observations,
+--- bytes: tools.OBSERVATION_LIMIT, tools.EDITOR_LIMIT), prompts, progress
 --- (a progress.lua object, or false), on_signal (default true: SIGINT or
 --- SIGTERM ends running tasks as aborted and writes them with
 --- interrupted=true, as is a task whose eval it cut; --resume runs those

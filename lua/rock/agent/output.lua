@@ -9,7 +9,9 @@
 -- open(dir, {resume=true}) keeps what the files hold: a line cut short by
 -- a crash, and a task a signal interrupted (interrupted=true), are dropped;
 -- the finished tasks are listed in writer.done so the run skips them.
--- Every line is valid UTF-8 (bytes that are not become U+FFFD).
+-- Every line is valid UTF-8 (bytes that are not become U+FFFD), and a
+-- step's observation is written once: in the message that carried it
+-- (M.stored).
 local json = require "rock.json"
 local errors = require "rock.errors"
 local core = require "rock.core"
@@ -115,12 +117,59 @@ function M.open(dir, opts)
   return w
 end
 
+--- The trajectory as trajectories.jsonl holds it, each observation once:
+--- a step whose observation is the content of a message (every one the
+--- policy got back) has observation_message, the index of that message
+--- in messages counted from 0 (as Python and jq count), instead of a copy.
+--- traj itself is not changed.
+function M.stored(traj)
+  local steps, msgs = traj.steps, traj.messages
+  if type(steps) ~= "table" or type(msgs) ~= "table" then return traj end
+  local out, j = json.array(), 1
+  for i, st in ipairs(steps) do
+    local obs, k = type(st) == "table" and st.observation, j
+    if type(obs) == "string" then -- the messages follow the steps' order
+      while msgs[k] and msgs[k].content ~= obs do k = k + 1 end
+    end
+    if type(obs) == "string" and msgs[k] then
+      local copy = {}
+      for key, v in pairs(st) do copy[key] = v end
+      copy.observation, copy.observation_message = nil, k - 1
+      out[i], j = copy, k + 1
+    else
+      out[i] = st
+    end
+  end
+  local t = {}
+  for key, v in pairs(traj) do t[key] = v end
+  t.steps = out
+  return t
+end
+
+--- The observation of step i (from 1) of a trajectory, in memory or read
+--- back from trajectories.jsonl (observation_message).
+function M.observation(traj, i)
+  local st = traj.steps[i]
+  if st.observation ~= nil or st.observation_message == nil then return st.observation end
+  local m = traj.messages[st.observation_message + 1]
+  return m and m.content
+end
+
+--- The line of a trajectory in trajectories.jsonl (M.stored, valid UTF-8).
+--- Raises the encoder's error for a value JSON cannot carry (NaN).
+function M.encode(traj)
+  return core.utf8_clean(json.encode(M.stored(traj)))
+end
+
 --- Append one finished trajectory; flushed before it returns. Raises
 --- io_error when it cannot be written (the trajectory line may then be
---- torn: --resume drops it and runs the task again).
+--- torn: --resume drops it and runs the task again), or, with nothing
+--- written, the encoder's error for a value JSON cannot carry.
 function Writer:write(traj)
-  put(self.traj_f, self.dir .. "/trajectories.jsonl", core.utf8_clean(json.encode(traj)), "\n")
-  put(self.preds_f, self.dir .. "/preds.jsonl", core.utf8_clean(json.encode(M.prediction(traj))), "\n")
+  local line = M.encode(traj)
+  local pred = core.utf8_clean(json.encode(M.prediction(traj)))
+  put(self.traj_f, self.dir .. "/trajectories.jsonl", line, "\n")
+  put(self.preds_f, self.dir .. "/preds.jsonl", pred, "\n")
   self.records[#self.records + 1] = traj
   self.done[traj.instance_id] = true
   self:write_summary()
