@@ -51,7 +51,8 @@ end
 --- (a progress.lua object, or false), on_signal (default true: SIGINT or
 --- SIGTERM ends running tasks as aborted and writes them with
 --- interrupted=true, as is a task whose eval it cut; --resume runs those
---- again, as it runs the tasks not yet started). Raises io_error when a trajectory
+--- again, as it runs the tasks not yet started). Raises conflict when
+--- another run holds out (output.lock), io_error when a trajectory
 --- cannot be written (a full disk): the running tasks end as at a signal,
 --- and what was written before stays for --resume.
 function M.run(tasks, opts)

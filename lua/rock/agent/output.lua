@@ -6,12 +6,15 @@
 --   summary.json        totals, ids by outcome, counts by reason; rewritten
 --                       (to a temp file, then renamed) after every task
 --   eval/<id>.log       each eval's log (written by the grading)
--- open(dir, {resume=true}) keeps what the files hold: a line cut short by
--- a crash, and a task a signal interrupted (interrupted=true), are dropped;
--- the finished tasks are listed in writer.done so the run skips them.
--- Every line is valid UTF-8 (bytes that are not become U+FFFD), and a
--- step's observation is written once: in the message that carried it
--- (M.stored).
+--   .lock               the run's lock (flock; it names the run's pid)
+-- open() takes the lock first: a second run (--resume too) on a dir in use
+-- is refused with conflict, never mixed with the first; a run that died
+-- (kill -9 too) holds nothing. open(dir, {resume=true}) keeps what the
+-- files hold: a line cut short by a crash, and a task a signal interrupted
+-- (interrupted=true), are dropped; the finished tasks are listed in
+-- writer.done so the run skips them. Every line is valid UTF-8 (bytes
+-- that are not become U+FFFD), and a step's observation is written once:
+-- in the message that carried it (M.stored).
 local json = require "rock.json"
 local errors = require "rock.errors"
 local core = require "rock.core"
@@ -90,12 +93,24 @@ function M.write_lines(path, items)
   if not ok then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(why)) end
 end
 
-function M.open(dir, opts)
-  opts = opts or {}
-  mkdir(dir)
-  local w = setmetatable({ dir = dir, records = {}, done = {} }, Writer)
-  local tpath = dir .. "/trajectories.jsonl"
-  if opts.resume then
+--- The lock file of an --out dir.
+M.LOCK = ".lock"
+
+--- Lock dir for this run (held until writer:close() or the process ends);
+--- raises conflict when another run holds it, naming its pid.
+function M.lock(dir)
+  local ok, l = pcall(core.lock_file, dir .. "/" .. M.LOCK)
+  if ok then return l end
+  if errors.is(l, "conflict") then
+    errors.raise("conflict", string.format("%s is in use by another run%s: wait for it to end, or use another --out",
+      dir, l.holder_pid and string.format(" (pid %d)", l.holder_pid) or ""), { holder_pid = l.holder_pid })
+  end
+  error(l, 0)
+end
+
+local function open_files(w, resume)
+  local dir, tpath = w.dir, w.dir .. "/trajectories.jsonl"
+  if resume then
     local recs, lines = M.read_jsonl(tpath)
     local keep, preds = {}, {}
     for i, r in ipairs(recs) do
@@ -114,6 +129,21 @@ function M.open(dir, opts)
   end
   w.traj_f = open(tpath, "ab")
   w.preds_f = open(dir .. "/preds.jsonl", "ab")
+end
+
+--- The writer of a run in dir (made if missing), holding its lock: raises
+--- conflict when another run holds it, io_error when the files cannot be
+--- made. opts.resume keeps the finished tasks (see the top).
+function M.open(dir, opts)
+  opts = opts or {}
+  mkdir(dir)
+  local w = setmetatable({ dir = dir, records = {}, done = {} }, Writer)
+  w.lock = M.lock(dir) -- before any file is touched
+  local ok, err = pcall(open_files, w, opts.resume)
+  if not ok then
+    w:close()
+    error(err, 0)
+  end
   return w
 end
 
@@ -244,9 +274,11 @@ function M.summary_table(s)
   return table.concat(out, "\n")
 end
 
+--- Close the files and release the dir's lock; safe twice.
 function Writer:close()
   if self.traj_f then self.traj_f:close(); self.traj_f = nil end
   if self.preds_f then self.preds_f:close(); self.preds_f = nil end
+  if self.lock then self.lock:release(); self.lock = nil end
 end
 
 return M
