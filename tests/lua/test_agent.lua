@@ -230,6 +230,25 @@ T.test("a replay file without the instance, a missing gold patch: aborted with w
   T.raises("invalid_argument", rock.agent.run, { t }, { policy = "replay", replay = root .. "/nope.jsonl", out = out_dir() })
 end)
 
+T.test("issue15-17: a replay line whose actions is not a list is an error naming the line", function()
+  local t = make_task()
+  local path = root .. "/replay-bad-actions.jsonl"
+  for _, bad in ipairs({ '{"tool": "submit"}', '"submit"', 'null', '{"1": {"tool": "submit"}}' }) do
+    write(path, json.encode({ instance_id = "other", actions = { { tool = "submit" } } }) .. "\n"
+      .. '{"instance_id": "' .. t.instance_id .. '", "actions": ' .. bad .. '}\n')
+    local err = T.raises("invalid_argument", rock.agent.run, { t }, { policy = "replay", replay = path,
+      backend = "local", out = out_dir(), eval = "none", progress = false })
+    T.match(err.message, "line 2: 'actions' must be a list", bad)
+  end
+  write(path, '{"instance_id": "x", "actions": [{"tool": "bash"}]}\n')
+  T.match(T.raises("invalid_argument", rock.agent.policy, "replay", { replay = path }).message,
+    "line 1: action 1 %(bash%) has no string 'command'")
+  -- an empty list is a replay of nothing
+  write(path, '{"instance_id": "' .. t.instance_id .. '", "actions": []}\n')
+  local _, trajs = run({ t }, { policy = "replay", replay = path })
+  T.eq(trajs[1].termination_reason, "budget")
+end)
+
 T.test("the oracle applies the gold patch and submits", function()
   local t = make_task()
   t.patch = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
