@@ -189,7 +189,11 @@ function M.run(t, factory, opts)
     if lim.wall_limit > 0 then
       local tok, a, b, c = pcall(task.timeout, lim.wall_limit, turns, p, ctx, lim, traj, stats, t_agent)
       if tok then reason, status, submission = a, b, c
-      elseif now() - t_agent >= lim.wall_limit and errors.is(a, "timeout") then reason, status = "budget", "TimeExceeded"
+      -- the wall limit's own timeout (not a command's); its libuv timer
+      -- runs on the loop's coarse clock (whole ms, a few ms behind), so it
+      -- may fire a little before wall_limit has passed by hrtime
+      elseif now() - t_agent >= lim.wall_limit - 0.02 and errors.is(a, "timeout") then
+        reason, status = "budget", "TimeExceeded"
       else error(a, 0) end
     else
       reason, status, submission = turns(p, ctx, lim, traj, stats, t_agent)
