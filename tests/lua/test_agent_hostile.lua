@@ -400,35 +400,38 @@ T.test("issue15-14: text that is not UTF-8 from a task or a replay: requests and
   T.ok(ok2, n2)
 end)
 
-T.test("issue15-15: an editor answer echoing 2 MB is capped (head, tail, elided); each observation is written once", function()
+T.test("issue15-15: an editor answer of 400 KB is capped (head, tail, elided); each observation is written once", function()
   local t = make_task()
-  local lines = {}
-  for i = 1, 40000 do lines[i] = string.format("    x%05d = 'caf\u{E9} %s'", i, string.rep("z", 30)) end
-  local old = table.concat(lines, "\n") -- not in the file: the editor's error quotes it whole
+  -- a directory view lists every path two levels deep: 3000 long names
+  -- with a 2-byte character make some 400 KB
+  local names = "seq -f 'big/caf\u{E9}-%05g-" .. string.rep("x", 100) .. "' 1 3000"
   local _, trajs, out = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {
-    { tool = "bash", command = "echo hi" },
-    { tool = "str_replace_editor", command = "str_replace", path = t.repo_dir .. "/calc.py", old_str = old, new_str = "x" },
+    { tool = "bash", command = "mkdir big && " .. names .. " | xargs touch && ls big | wc -l" },
+    { tool = "str_replace_editor", command = "view", path = t.repo_dir .. "/big" },
     { tool = "str_replace_editor", command = "view", path = t.repo_dir .. "/calc.py" },
+    { tool = "bash", command = "rm -r big" },
     { tool = "submit" } } } })
   local tr = trajs[1]
   T.eq(tr.termination_reason, "finish")
+  T.match(tr.steps[1].observation, "3000")
   local obs = tr.steps[2].observation
   T.ok(#obs <= 101000, "capped near SWE-agent's 100000: " .. #obs .. " bytes")
   T.ok(utf8.len(obs), "whole characters on both sides of the cut")
   T.match(obs, "^<warning>")
-  T.match(obs, "<output_head>\nNo replacement was performed, old_str `    x00001 = 'caf\u{E9} ")
-  T.match(obs, "x40000 = 'caf\u{E9} z+'` did not appear verbatim in " .. t.repo_dir:gsub("%p", "%%%0") .. "/calc.py")
+  T.match(obs, "<output_head>\nHere's the files and directories up to 2 levels deep in " .. t.repo_dir:gsub("%p", "%%%0") .. "/big")
+  T.match(obs, "%-%d%d%d%d%d%-x+\n+</output_tail>$") -- readdir order: some name last
   local elided = tonumber(obs:match("<elided_chars>\n(%d+) characters elided"))
-  T.ok(elided and elided > utf8.len(old) - rock.agent.tools.EDITOR_LIMIT and elided < utf8.len(old), "elided: " .. tostring(elided))
+  local listed = 3000 * utf8.len(t.repo_dir .. "/big/caf\u{E9}-00001-" .. string.rep("x", 100) .. "\n")
+  T.ok(elided and elided > listed - 100000 and elided < listed, "elided: " .. tostring(elided) .. " of " .. listed)
   T.eq(tr.steps[3].observation:sub(1, 9), "Here's th", "a short answer is as the editor gave it")
   -- the file: the observation once, in the message; the step points to it
   local line = read(out .. "/trajectories.jsonl")
-  local _, copies = line:gsub("did not appear verbatim", "")
+  local _, copies = line:gsub("files and directories up to 2 levels deep", "")
   T.eq(copies, 1, "the observation is written once")
   local rec = json.decode(line)
   T.eq(rec.steps[2].observation, nil)
   T.eq(rec.messages[rec.steps[2].observation_message + 1].content, obs)
-  for i = 1, 4 do T.eq(rock.agent.output.observation(rec, i), tr.steps[i].observation, "step " .. i) end
+  for i = 1, 5 do T.eq(rock.agent.output.observation(rec, i), tr.steps[i].observation, "step " .. i) end
   T.eq(#rec.messages, #tr.messages)
 end)
 
