@@ -6,7 +6,8 @@
 -- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
 -- DIR/eval/<instance_id>.log (docs/agent.md). Ctrl-C or SIGTERM ends the
 -- running tasks as `aborted` (written, their sandboxes stopped); --resume
--- then runs what is left.
+-- then runs what is left. A second run on a DIR in use (--resume too) is
+-- refused at once (conflict, exit 1): DIR/.lock is held while a run lives.
 local rock = require "rock"
 
 local usage = "rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model [--replay FILE] --out DIR [flags]"

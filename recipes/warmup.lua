@@ -24,7 +24,7 @@ opts.images = images
 if opts.file then
   local f = assert(io.open(opts.file), "warmup: cannot open " .. opts.file)
   for line in f:lines() do
-    line = line:gsub("#.*", ""):match("^%s*(.-)%s*$")
+    line = rock.text.trim((line:gsub("#.*", "")))
     if line ~= "" then opts.images[#opts.images + 1] = line end
   end
   f:close()

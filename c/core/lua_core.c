@@ -5,11 +5,15 @@
  * luv_set_loop first; under stock lua5.4 it is the loop of the luv module)
  * so recipes can mix luv handles with rock calls. Only the files of
  * lua/rock call rock.core; lua/rock/_meta/core.lua declares it all. */
+#include <errno.h>
+#include <fcntl.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <luv/luv.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "../../c/include/rock.h"
@@ -17,6 +21,7 @@
 #include "log.h"
 #include "lua_core.h"
 #include "paths.h"
+#include "utf8.h"
 
 #define CTX_KEY "rock.ctx"       /* registry: the context userdata */
 #define CTX_MT "rock.context" /* its metatable */
@@ -200,6 +205,96 @@ static int base64_op(lua_State *L, int encode) {
 static int l_base64_encode(lua_State *L) { return base64_op(L, 1); }
 static int l_base64_decode(lua_State *L) { return base64_op(L, 0); }
 
+/* core.utf8_clean(s): s with each byte of an invalid UTF-8 sequence
+ * replaced by U+FFFD (c/core/utf8.h); s itself when it is valid. */
+static int l_utf8_clean(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  size_t ok = rock_utf8_valid_prefix(s, n);
+  if (ok == n) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  rock_buf_t b = {0};
+  if (rock_buf_append(&b, s, ok) || rock_utf8_clean(&b, s + ok, n - ok)) {
+    rock_buf_free(&b);
+    return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "utf8_clean");
+  }
+  lua_pushlstring(L, b.data, b.len);
+  rock_buf_free(&b);
+  return 1;
+}
+
+/* core.lock_file(path) -> lock: an exclusive flock(2) on path (made if
+ * missing), held until lock:release(), its __close or __gc, or the
+ * process's end (kill -9 too: the kernel drops it). The fd is close-on-
+ * exec, so no child holds it after us. The file then holds our pid. Held
+ * by another open (another process, or this one): raises conflict with
+ * holder_pid = the pid the file names (when it names one). */
+#define LOCK_MT "rock.lock"
+
+static int lock_release(lua_State *L) {
+  int *fd = luaL_checkudata(L, 1, LOCK_MT);
+  if (*fd >= 0) close(*fd); /* closing the only fd drops the flock */
+  *fd = -1;
+  return 0;
+}
+
+static int lock_raise_errno(lua_State *L, int e, const char *path, const char *what) {
+  lrock_push_error(L, ROCK_E_IO, NULL, "lock_file");
+  lua_pushfstring(L, "cannot %s %s: %s", what, path, strerror(e));
+  lua_setfield(L, -2, "message");
+  lua_pushstring(L, uv_err_name(uv_translate_sys_error(e)));
+  lua_setfield(L, -2, "errno");
+  return lua_error(L);
+}
+
+static int l_lock_file(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  int *ud = lua_newuserdatauv(L, sizeof *ud, 0);
+  *ud = -1;
+  if (luaL_newmetatable(L, LOCK_MT)) {
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "__close");
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, lock_release);
+    lua_setfield(L, -2, "release");
+    lua_setfield(L, -2, "__index");
+  }
+  lua_setmetatable(L, -2);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) return lock_raise_errno(L, errno, path, "open");
+  if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int e = errno;
+    char buf[32];
+    ssize_t n = e == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    close(fd);
+    if (e != EWOULDBLOCK) return lock_raise_errno(L, e, path, "lock");
+    lrock_push_error(L, ROCK_E_CONFLICT, NULL, "lock_file");
+    lua_pushfstring(L, "%s is locked by another process", path);
+    lua_setfield(L, -2, "message");
+    buf[n > 0 ? n : 0] = 0;
+    long pid = strtol(buf, NULL, 10);
+    if (pid > 0) {
+      lua_pushinteger(L, pid);
+      lua_setfield(L, -2, "holder_pid");
+    }
+    return lua_error(L);
+  }
+  *ud = fd;
+  char pid[32];
+  int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  /* the pid only names the holder in a refusal: a full disk does not
+   * undo the lock */
+  if (ftruncate(fd, 0) == 0) {
+    ssize_t w = pwrite(fd, pid, (size_t)len, 0);
+    (void)w;
+  }
+  return 1;
+}
+
 static int l_getpid(lua_State *L) {
   lua_pushinteger(L, getpid());
   return 1;
@@ -229,6 +324,8 @@ const luaL_Reg lrock_core_funcs[] = {
     {"getpid", l_getpid},
     {"base64_encode", l_base64_encode},
     {"base64_decode", l_base64_decode},
+    {"utf8_clean", l_utf8_clean},
+    {"lock_file", l_lock_file},
     {"log", l_log},
     {"log_enabled", l_log_enabled},
     {NULL, NULL},

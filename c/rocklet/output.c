@@ -1,6 +1,7 @@
 /* output.c: cleaning command output (see output.h).
- * The UTF-8 check follows RFC 3629 strictly: overlongs, surrogates and
- * code points past U+10FFFF are invalid and each bad byte becomes U+FFFD. */
+ * The UTF-8 check is c/core/utf8.c's (RFC 3629 strictly: overlongs,
+ * surrogates and code points past U+10FFFF are invalid); each bad byte
+ * becomes U+FFFD. */
 #include "output.h"
 
 #include <stdio.h>
@@ -8,25 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned c = s[0];
-  if (c < 0x80) return 1;
-  size_t len;
-  unsigned min;
-  if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000;
-  else return 0;
-  if (n < len) return 0;
-  unsigned cp = c & (0x3F >> (len - 1));
-  for (size_t i = 1; i < len; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (s[i] & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return len;
-}
+#include "../core/utf8.h"
 
 /* Length of the escape sequence starting with ESC at s (at least 1). */
 static size_t ansi_len(const unsigned char *s, size_t n) {
@@ -71,7 +54,7 @@ int rock_output_clean(rock_buf_t *out, const char *in, size_t len) {
       i++; /* other controls pass through: JSON escapes them */
       continue;
     } else {
-      size_t u = utf8_len(s + i, len - i);
+      size_t u = rock_utf8_seq(s + i, len - i);
       if (u) {
         i += u;
         continue;

@@ -133,7 +133,7 @@ end
 function Engine:image_pull(name, on_progress, timeout)
   local repo, tag = name:match("^(.*):([^:/]+)$")
   if not repo then repo, tag = name, "latest" end
-  local pending, failure, layers = "", nil, {}
+  local pending, failure, layers = {}, nil, {} -- pending: the pieces of a line not ended yet
   local function on_line(line)
     local ev = cjson.decode(line)
     if type(ev) ~= "table" then return end
@@ -151,13 +151,19 @@ function Engine:image_pull(name, on_progress, timeout)
   end
   self:call("image_pull", { fromImage = repo, tag = tag }, {
     timeout = timeout or 3600,
-    on_chunk = function(bytes)
-      pending = pending .. bytes
-      for line in pending:gmatch("([^\n]*)\n") do on_line(line) end
-      pending = pending:match("[^\n]*$")
+    on_chunk = function(bytes) -- each byte looked at once ([^\n]*$ rescans a long line from each byte)
+      local pos = 1
+      while true do
+        local nl = bytes:find("\n", pos, true)
+        if not nl then break end
+        pending[#pending + 1] = bytes:sub(pos, nl - 1)
+        on_line(table.concat(pending))
+        pending, pos = {}, nl + 1
+      end
+      if pos <= #bytes then pending[#pending + 1] = bytes:sub(pos) end
     end,
   })
-  if pending ~= "" then on_line(pending) end
+  if #pending > 0 then on_line(table.concat(pending)) end
   if failure then
     local missing = failure:find("not found") or failure:find("manifest unknown")
       or failure:find("pull access denied") or failure:find("does not exist")

@@ -14,6 +14,7 @@ local errors = require "rock.errors"
 local log = require "rock.log"
 local json = require "rock.json"
 local uv = require "luv"
+local trim = require("rock.text").trim
 
 local M = {}
 
@@ -479,8 +480,11 @@ function Request:form()
   end
   local boundary
   for seg in params:gmatch("[^;]+") do
-    local k, v = seg:match("^%s*([^=%s]+)%s*=%s*(.-)%s*$")
-    if k and k:lower() == "boundary" then boundary = v:match('^"(.*)"$') or v end
+    local k, v = seg:match("^%s*([^=%s]+)%s*=(.*)$") -- v trimmed below: (.-)%s*$ is quadratic
+    if k and k:lower() == "boundary" then
+      v = trim(v)
+      boundary = v:match('^"(.*)"$') or v
+    end
   end
   if not boundary or boundary == "" then
     errors.raise("bad_request", "multipart/form-data without a boundary")

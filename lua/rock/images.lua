@@ -20,6 +20,7 @@ local errors = require "rock.errors"
 local engine_mod = require "rock.engine"
 local state = require "rock.state"
 local uv = require "luv"
+local trim = require("rock.text").trim
 
 local M = {}
 
@@ -28,7 +29,7 @@ local M = {}
 function M.parse_size(v, what)
   if v == nil or v == false or v == "" then return nil end
   if type(v) == "number" then return math.floor(v) end
-  local n, unit = tostring(v):lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
+  local n, unit = trim(tostring(v):lower()):match("^([%d%.]+)%s*([kmgt]?)i?b?$") -- trimmed first: %s*...%s*$ backtracks
   if not n or not tonumber(n) then
     errors.raise("invalid_argument", string.format("%s: bad size '%s'", what or "size", tostring(v)))
   end

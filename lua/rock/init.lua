@@ -6,7 +6,7 @@
 -- rock.engine (Engine API), rock.gc. Models: rock.llm (chat completions).
 -- SWE agents: rock.agent (the loop, grading), rock.filters.
 -- Also rock.json (lua-cjson, with json.array for lists), rock.uv (luv), rock.errors, rock.log (also
--- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags).
+-- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags), rock.text (linear trims).
 -- Modules load on first use, so `require "rock"` stays cheap.
 local task = require "rock.task"
 
@@ -26,6 +26,7 @@ local lazy = {
   flags = "rock.flags", llm = "rock.llm", agent = "rock.agent", filters = "rock.filters",
   serve = "rock.serve",
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
+  text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",
 }
 

@@ -9,6 +9,8 @@ local errors = require "rock.errors"
 local http = require "rock.http"
 local log = require "rock.log"
 local task = require "rock.task"
+local core = require "rock.core"
+local trim, rtrim = require("rock.text").trim, require("rock.text").rtrim
 
 local M = {}
 
@@ -42,10 +44,13 @@ local function null(v) return v == nil or v == cjson.null end
 local default_prices -- llm_prices.lua, loaded on first use
 local warned = {}    -- model -> true once its unknown price was logged
 
+-- a price: a finite number >= 0 (NaN fails the comparison)
+local function price(v) return type(v) == "number" and v >= 0 and v < math.huge end
+
 local function check_price(name, p, where)
-  if type(p) ~= "table" or type(p.input) ~= "number" or type(p.output) ~= "number"
-      or (p.cached_input ~= nil and type(p.cached_input) ~= "number") then
-    bad_arg("%s: price of '%s' must be {input=, output=, cached_input=?} (USD per 1M tokens)",
+  if type(p) ~= "table" or not price(p.input) or not price(p.output)
+      or (p.cached_input ~= nil and not price(p.cached_input)) then
+    bad_arg("%s: price of '%s' must be {input=, output=, cached_input=?} (USD per 1M tokens, finite, >= 0)",
       where, tostring(name))
   end
   return p
@@ -98,11 +103,52 @@ end
 
 --------------------------------------------------------------------------
 -- Text mode: one ```bash block per reply (mini-swe-agent's action regex,
--- ```bash\s*\n(.*?)\n``` with DOTALL; Lua's %s* backtracks and .- is lazy)
+-- ```bash\s*\n(.*?)\n``` with DOTALL, as Python's findall reads it), found
+-- by a scan that looks at each byte a bounded number of times: the same
+-- pattern in Lua (or Python) backtracks, a reply of many unclosed blocks
+-- or of a long run of newlines taking quadratic time.
+
+-- The bodies of the ```bash blocks of text, as findall gives them.
+local function bash_blocks(text)
+  local blocks, pos = {}, 1
+  -- the first "\n```" at or after x (false: none); x only grows from one
+  -- call to the next, so no byte is searched twice
+  local at = nil
+  local function closing(x)
+    if at == nil or (at and at < x) then at = text:find("\n```", x, true) or false end
+    return at or nil
+  end
+  while true do
+    local s = text:find("```bash", pos, true)
+    if not s then return blocks end
+    -- \s*\n: the blanks after the fence, ending at a newline; the regex
+    -- tries the last newline of the run first, then the one before it
+    local ws = s + 7
+    local we = text:find("%S", ws) or #text + 1
+    local run = text:sub(ws, we - 1)
+    local last, prev, i = nil, nil, 1
+    while true do
+      local nl = run:find("\n", i, true)
+      if not nl then break end
+      prev, last, i = last, ws + nl - 1, nl + 1
+    end
+    pos = s + 1
+    if last then
+      local c = closing(last + 1)
+      if c then
+        blocks[#blocks + 1], pos = text:sub(last + 1, c - 1), c + 4
+      elseif prev and text:sub(last + 1, last + 3) == "```" then
+        -- from the newline before: the body is the blanks between them
+        blocks[#blocks + 1], pos = text:sub(prev + 1, last - 1), last + 4
+      end
+    end
+  end
+end
 
 --- The command of a reply in text mode: exactly one ```bash block, whose
 --- text (stripped of surrounding whitespace) must not be empty. Else nil
 --- and the format-error message for the model (prompts.format_error).
+--- Linear in the length of text.
 ---@param text string
 ---@return string|nil command, string|nil format_error
 function M.parse_bash_block(text)
@@ -110,9 +156,8 @@ function M.parse_bash_block(text)
     if not null(text) then bad_arg("llm.parse_bash_block: text must be a string") end
     text = ""
   end
-  local blocks = {}
-  for body in text:gmatch("```bash%s*\n(.-)\n```") do blocks[#blocks + 1] = body end
-  local cmd = #blocks == 1 and blocks[1]:match("^%s*(.-)%s*$") or nil
+  local blocks = bash_blocks(text)
+  local cmd = #blocks == 1 and trim(blocks[1]) or nil
   if cmd and cmd ~= "" then return cmd end
   local prompts = require "rock.agent.prompts"
   return nil, prompts.render(prompts.format_error, { count = #blocks })
@@ -143,9 +188,9 @@ local MONTHS = { jan = 1, feb = 2, mar = 3, apr = 4, may = 5, jun = 6,
 ---@return number|nil
 function M._retry_after(value, now)
   if type(value) ~= "string" then return nil end
-  value = value:match("^%s*(.-)%s*$")
-  if value:match("^%d+%.?%d*$") then return tonumber(value) end
-  local d, mon, y, hh, mm, ss = value:match("(%d%d?)[ %-](%a%a%a)[ %-](%d+) (%d%d):(%d%d):(%d%d)")
+  value = trim(value)
+  if value:match("^%d+$") or value:match("^%d+%.%d*$") then return tonumber(value) end
+  local d, mon, y, hh, mm, ss = value:match("(%d%d?)[ %-](%a%a%a)[ %-](%d%d%d?%d?) (%d%d):(%d%d):(%d%d)")
   local m = mon and MONTHS[mon:lower()]
   if not m then return nil end
   y = tonumber(y)
@@ -159,7 +204,7 @@ end
 local function retry_after(headers)
   headers = headers or {}
   local ms = tonumber(headers["retry-after-ms"])
-  if ms and ms >= 0 then return ms / 1000 end
+  if ms and ms >= 0 then return ms / 1000 end -- inf: cut to MAX_RETRY_AFTER
   return M._retry_after(headers["retry-after"])
 end
 
@@ -222,8 +267,18 @@ local function snippet(s)
   return string.format("%q", s)
 end
 
-local function int(v)
+--- The most tokens one call may report in a usage field: no context
+--- window is near it, so a larger figure (or a negative one, NaN, 1e400)
+--- is a bad response, never summed into costs and limits.
+M.MAX_TOKENS = 1e9
+
+-- a token count of the usage (0 when absent or not a number), or nil and
+-- why when it is a number no call can have used
+local function count(v, field)
   if type(v) ~= "number" then return 0 end
+  if not (v >= 0 and v <= M.MAX_TOKENS) then -- NaN fails both
+    return nil, string.format("usage.%s is %.17g, not a token count (0 to %d)", field, v, M.MAX_TOKENS)
+  end
   return math.tointeger(v) or v
 end
 
@@ -245,32 +300,42 @@ end
 -- arguments object (some servers) becomes its JSON text; text that is not
 -- JSON stays as it is (the agent answers it with a format error)
 local function tool_calls_of(list)
+  local not_calls = "message.tool_calls is not a list of function calls"
   if null(list) then return nil end
-  if type(list) ~= "table" then return false end
+  if type(list) ~= "table" then return false, not_calls end
   if #list == 0 then return nil end
   local out = {}
   for i, tc in ipairs(list) do
-    if type(tc) ~= "table" or type(tc["function"]) ~= "table" then return false end
+    if type(tc) ~= "table" or type(tc["function"]) ~= "table" then return false, not_calls end
     local fn = tc["function"]
     local args = fn.arguments
-    if type(args) == "table" then args = cjson.encode(args)
+    if type(args) == "table" then
+      local ok, text = pcall(cjson.encode, args)
+      if not ok then return false, "the arguments of a tool call hold a number JSON cannot carry (NaN, 1e400)" end
+      args = text
     elseif type(args) ~= "string" then args = "" end
-    out[i] = { id = not null(tc.id) and tc.id or nil, type = not null(tc.type) and tc.type or "function",
+    out[i] = { id = type(tc.id) == "string" and tc.id or nil, type = type(tc.type) == "string" and tc.type or "function",
                ["function"] = { name = not null(fn.name) and tostring(fn.name) or "", arguments = args } }
   end
   return out
 end
 
+-- the usage of a response, or nil and why it is not believable
 local function usage_of(u)
   if type(u) ~= "table" then
     return { prompt_tokens = 0, completion_tokens = 0, total_tokens = 0 }
   end
-  local r = { prompt_tokens = int(u.prompt_tokens), completion_tokens = int(u.completion_tokens),
-              total_tokens = int(u.total_tokens) }
+  local r = {}
+  for _, k in ipairs({ "prompt_tokens", "completion_tokens", "total_tokens" }) do
+    local n, why = count(u[k], k)
+    if not n then return nil, why end
+    r[k] = n
+  end
   if r.total_tokens == 0 then r.total_tokens = r.prompt_tokens + r.completion_tokens end
   local d = u.prompt_tokens_details
-  local cached = type(d) == "table" and d.cached_tokens or u.cached_tokens
-  if type(cached) == "number" and cached > 0 then r.cached_tokens = int(cached) end
+  local cached, why = count(type(d) == "table" and d.cached_tokens or u.cached_tokens, "cached_tokens")
+  if not cached then return nil, why end
+  if cached > 0 then r.cached_tokens = cached end
   return r
 end
 
@@ -290,7 +355,7 @@ end
 ---@class rock.LlmClient
 ---@field model string
 ---@field base_url string
----@field stats table {calls, prompt_tokens, completion_tokens, total_tokens, cost, retries}
+---@field stats table {calls, prompt_tokens, completion_tokens, total_tokens, cost, retries, bad_responses}
 local Client = {}
 Client.__index = Client
 M.Client = Client
@@ -337,8 +402,9 @@ function M.new(opts)
   return setmetatable({
     base_url = base_url, model = model, timeout = timeout, retries = math.tointeger(retries),
     backoff = backoff, prices = opts.prices, params = opts.params or {},
-    url = base_url:gsub("/+$", "") .. "/chat/completions", _headers = headers,
-    stats = { calls = 0, prompt_tokens = 0, completion_tokens = 0, total_tokens = 0, cost = 0, retries = 0 },
+    url = rtrim(base_url, "/") .. "/chat/completions", _headers = headers,
+    stats = { calls = 0, prompt_tokens = 0, completion_tokens = 0, total_tokens = 0, cost = 0, retries = 0,
+              bad_responses = 0 },
   }, Client)
 end
 
@@ -354,6 +420,55 @@ end
 local function transport_error(err, url)
   return errors.is(err) and err.url == url
     and (err.code == "timeout" or err.code == "connection_failed" or err.code == "http_error")
+end
+
+-- body with each \u escape of a lone UTF-16 surrogate (\ud800 not followed
+-- by a \udc00-\udfff, a \udc00 alone) made \ufffd: Python's json writes
+-- them for a str holding one, and lua-cjson refuses them. One pass over
+-- the backslashes.
+local function lone_surrogates(body)
+  if not body:find("\\u[dD][89a-fA-F]") then return body end
+  local out, from, i = {}, 1, 1
+  local function unit(at) -- the code unit of the \uXXXX escape at `at`, or nil
+    if body:sub(at, at + 1) ~= "\\u" then return nil end
+    local hex = body:sub(at + 2, at + 5)
+    return hex:match("^%x%x%x%x$") and tonumber(hex, 16) or nil
+  end
+  while true do
+    local b = body:find("\\", i, true)
+    if not b then break end
+    local u = unit(b)
+    if u and u >= 0xD800 and u <= 0xDFFF then
+      local lo = u <= 0xDBFF and unit(b + 6)
+      if lo and lo >= 0xDC00 and lo <= 0xDFFF then
+        i = b + 12 -- a pair: one character
+      else
+        out[#out + 1] = body:sub(from, b - 1)
+        out[#out + 1] = "\\ufffd"
+        from, i = b + 6, b + 6
+      end
+    else
+      i = b + 2 -- any other escape, \\ included: its two bytes
+    end
+  end
+  out[#out + 1] = body:sub(from)
+  return table.concat(out)
+end
+
+-- An endpoint's body as model text must be: valid UTF-8 (each bad byte
+-- U+FFFD, as the rocklet cleans command output) and no lone surrogate, so
+-- what is kept goes back in the next request and into files as valid JSON.
+local function model_text(body)
+  return lone_surrogates(core.utf8_clean(body or ""))
+end
+
+--- Decode JSON that an endpoint or a model wrote (a body, a tool call's
+--- arguments) as cjson.decode does, its text first made valid: bytes that
+--- are not UTF-8 and lone surrogate escapes become U+FFFD. Raises what
+--- cjson.decode raises for text that is not JSON.
+---@param text string
+function M.json_decode(text)
+  return cjson.decode(model_text(text))
 end
 
 -- decode a 2xx body into chat's result (without cost and timings)
@@ -372,13 +487,16 @@ local function parse_response(body, url)
   end
   local m = choice.message
   if type(m) ~= "table" then bad("the choice has no message", { op = "llm.chat" }) end
-  local content, calls = content_of(m.content), tool_calls_of(m.tool_calls)
+  local content = content_of(m.content)
   if content == false then bad("message.content is not text", { op = "llm.chat" }) end
-  if calls == false then bad("message.tool_calls is not a list of function calls", { op = "llm.chat" }) end
+  local calls, why_calls = tool_calls_of(m.tool_calls)
+  if calls == false then bad(why_calls, { op = "llm.chat" }) end
+  local usage, why = usage_of(doc.usage)
+  if not usage then bad(why, { op = "llm.chat" }) end
   return {
     message = { role = "assistant", content = content, tool_calls = calls },
     finish_reason = not null(choice.finish_reason) and tostring(choice.finish_reason) or nil,
-    usage = usage_of(doc.usage),
+    usage = usage,
     response = doc,
   }
 end
@@ -409,6 +527,7 @@ function Client:chat(req)
   if req.tools and #req.tools > 0 then doc.tools = req.tools end
   local ok, body = pcall(cjson.encode, doc)
   if not ok then bad_arg("llm chat: the request cannot be encoded as JSON: %s", tostring(body)) end
+  body = core.utf8_clean(body) -- text that is not UTF-8 (a task's, a replay's) goes as U+FFFD
 
   local t0 = uv.hrtime()
   local attempt = 0
@@ -421,7 +540,11 @@ function Client:chat(req)
       if not transport_error(res, self.url) then error(res, 0) end
       cause = tostring(res)
     elseif res.status >= 200 and res.status < 300 then
-      local r = parse_response(res.body, self.url)
+      local pok, r = pcall(parse_response, model_text(res.body), self.url)
+      if not pok then
+        self.stats.bad_responses = self.stats.bad_responses + 1
+        error(r, 0)
+      end
       r.cost = M.cost(self.model, r.usage, self.prices)
       r.seconds = (uv.hrtime() - t0) / 1e9
       r.attempts = attempt
@@ -434,7 +557,7 @@ function Client:chat(req)
       return r
     else
       status = res.status
-      local msg, code = error_info(res.body)
+      local msg, code = error_info(model_text(res.body))
       local what = string.format("HTTP %d from %s%s", status, self.url, msg and (": " .. msg) or "")
       local extra = { op = "llm.chat", http_status = status, attempts = attempt, detail = msg, error_code = code }
       if status == 429 and code ~= "insufficient_quota" then

@@ -118,7 +118,7 @@ for _, t in ipairs(TASKS) do
   local tmp = os.tmpname()
   os.remove(tmp)
   local p = io.popen(sh_quote(here .. "make-repo") .. " " .. t.name .. " " .. sh_quote(tmp))
-  local commit = p:read("a"):gsub("%s+$", "")
+  local commit = rock.text.rtrim(p:read("a"))
   local ok = p:close()
   os.execute("rm -rf " .. sh_quote(tmp))
   assert(ok and commit:match("^%x+$") and #commit == 40, "make-repo " .. t.name .. " failed")

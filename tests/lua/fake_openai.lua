@@ -5,8 +5,10 @@
 --   local client = rock.llm.new{ base_url = srv.url, model = "m" }
 --   ... srv.requests()  -- what the client sent: {n, method, path, headers, body, raw}
 --   srv.stop()          -- kills and reaps the server, removes its files (safe twice)
--- Script entries: {status=, headers=, body=, delay=, drop=, truncate=} (see
--- fake_openai.py); F.reply and F.tool_call build chat completion answers.
+-- Script entries: {status=, headers=, body=, body_base64=, delay=, drop=,
+-- truncate=} (see fake_openai.py); F.reply and F.tool_call build chat
+-- completion answers, F.raw one of exact bytes (JSON Lua cannot write:
+-- NaN, 1e400, bytes that are not UTF-8, \ud800 escapes).
 local rock = require "rock"
 local uv = rock.uv
 local json = rock.json
@@ -50,6 +52,14 @@ function F.tool_call(calls, args, opts)
     list[i] = { id = "call_" .. i, type = "function", ["function"] = { name = c[1], arguments = a or "{}" } }
   end
   return completion({ role = "assistant", content = opts.content or json.null, tool_calls = list }, opts)
+end
+
+--- A script entry answering with exactly these bytes as the body (opts:
+--- status=, headers=, delay=).
+function F.raw(bytes, opts)
+  opts = opts or {}
+  return { status = opts.status or 200, headers = opts.headers, delay = opts.delay,
+           body_base64 = rock.core.base64_encode(bytes) }
 end
 
 --- Start the server with a script (a list of entries); returns {url=

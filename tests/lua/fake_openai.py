@@ -6,6 +6,7 @@ it prints alone on stdout's first line.
 SCRIPT is a JSON list of responses, served in order, one per request, to
 any path and method:
   {"status": 200, "headers": {...}, "body": <object or raw string>,
+   "body_base64": the body's exact bytes, in base64 (any bytes, UTF-8 or not),
    "delay": seconds before answering, "drop": true (close the connection
    without answering), "truncate": N (announce the whole body's length, send
    only its first N bytes, close)}
@@ -15,9 +16,11 @@ answer is 500 {"error": {"message": "script exhausted"}}.
 Each request is appended to REQUESTS_LOG before it is answered, one JSON
 object a line: {"n": 1-based index, "method", "path", "headers" (lowercased
 names), "body" (the parsed JSON, or null), "raw" (the body text when it is
-not JSON)}. Every answer closes its connection, so a client never has a
+not JSON), "utf8" (whether the body's bytes are valid UTF-8: strict, as an
+endpoint decoding JSON reads them; body and raw read bad bytes as U+FFFD)}. Every answer closes its connection, so a client never has a
 dead kept-alive connection to retry behind the script's back.
 Used by tests/lua/fake_openai.lua (the Lua side) and the LLM tests."""
+import base64
 import json
 import socket
 import sys
@@ -43,6 +46,11 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length > 0 else b""
         text = raw.decode("utf-8", "replace")
         try:
+            raw.decode("utf-8")
+            utf8 = True
+        except UnicodeDecodeError:
+            utf8 = False
+        try:
             body = json.loads(text) if text else None
             keep_raw = None
         except ValueError:
@@ -55,7 +63,7 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps({
                     "n": n, "method": self.command, "path": self.path,
                     "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "body": body, "raw": keep_raw}) + "\n")
+                    "body": body, "raw": keep_raw, "utf8": utf8}) + "\n")
                 f.flush()
         if entry is None:
             entry = {"status": 500, "body": {"error": {
@@ -68,6 +76,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         out = entry.get("body", {})
         data = (out if isinstance(out, str) else json.dumps(out)).encode("utf-8")
+        if "body_base64" in entry:
+            data = base64.b64decode(entry["body_base64"])
         self.send_response(entry.get("status", 200))
         headers = {"Content-Type": "application/json"}
         headers.update(entry.get("headers") or {})

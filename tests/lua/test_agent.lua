@@ -230,6 +230,25 @@ T.test("a replay file without the instance, a missing gold patch: aborted with w
   T.raises("invalid_argument", rock.agent.run, { t }, { policy = "replay", replay = root .. "/nope.jsonl", out = out_dir() })
 end)
 
+T.test("issue15-17: a replay line whose actions is not a list is an error naming the line", function()
+  local t = make_task()
+  local path = root .. "/replay-bad-actions.jsonl"
+  for _, bad in ipairs({ '{"tool": "submit"}', '"submit"', 'null', '{"1": {"tool": "submit"}}' }) do
+    write(path, json.encode({ instance_id = "other", actions = { { tool = "submit" } } }) .. "\n"
+      .. '{"instance_id": "' .. t.instance_id .. '", "actions": ' .. bad .. '}\n')
+    local err = T.raises("invalid_argument", rock.agent.run, { t }, { policy = "replay", replay = path,
+      backend = "local", out = out_dir(), eval = "none", progress = false })
+    T.match(err.message, "line 2: 'actions' must be a list", bad)
+  end
+  write(path, '{"instance_id": "x", "actions": [{"tool": "bash"}]}\n')
+  T.match(T.raises("invalid_argument", rock.agent.policy, "replay", { replay = path }).message,
+    "line 1: action 1 %(bash%) has no string 'command'")
+  -- an empty list is a replay of nothing
+  write(path, '{"instance_id": "' .. t.instance_id .. '", "actions": []}\n')
+  local _, trajs = run({ t }, { policy = "replay", replay = path })
+  T.eq(trajs[1].termination_reason, "budget")
+end)
+
 T.test("the oracle applies the gold patch and submits", function()
   local t = make_task()
   t.patch = "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
@@ -438,7 +457,7 @@ T.test("--resume after SIGKILL redoes no finished task and loses none", function
   local np = count_lines(out .. "/preds.jsonl")
   T.eq(np, 4)
   T.eq(json.decode(read(out .. "/summary.json")).total, 4)
-  rock.gc.once() -- the killed host's sandboxes (their rocklets died with it)
+  rock.gc.run() -- what the killed host left, if the resumed run could not reap it (gc.once ran already)
 end)
 
 T.test("SIGTERM ends running tasks as aborted, writes them, stops their sandboxes", function()
@@ -469,6 +488,50 @@ T.test("SIGTERM ends running tasks as aborted, writes them, stops their sandboxe
   T.eq(ids["local__term-3"], nil)
   T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
   T.match(read(root .. "/recipe.log"), "winding down")
+end)
+
+T.test("issue15-8: a second run on an --out in use is refused at once (--resume too); the first keeps every trajectory; kill -9 frees it", function()
+  local tasks, by_id = {}, {}
+  for i = 1, 3 do
+    local t = make_task("local__lock-" .. i)
+    tasks[i] = t
+    by_id[t.instance_id] = { { tool = "bash", command = "sleep 1" }, fix_for(t), { tool = "submit" } }
+  end
+  local out = out_dir()
+  local args = string.format("--instances %s --policy replay --replay %s --out %s --backend local --workers 1 --no-eval",
+    tasks_file(tasks), replay(by_id), out)
+  local log_a = root .. "/lock-a.log"
+  local pid = tonumber((T.sh(string.format("cd %s && { %s %s %s >%s 2>&1 & echo $!; }", root, rock_exe, recipe, args,
+    log_a)):gsub("%s+$", "")))
+  T.ok(wait_until(function() return read(out .. "/trajectories.jsonl") ~= nil end, 60),
+    "the first run started: " .. tostring(read(log_a)))
+  for _, extra in ipairs({ "", " --resume" }) do
+    local t0 = rock.uv.hrtime()
+    local log, ok = T.sh(string.format("cd %s && %s %s %s%s 2>&1", root, rock_exe, recipe, args, extra))
+    T.ok(not ok, "the second run" .. extra .. " fails: " .. log)
+    T.match(log, "conflict: " .. out:gsub("%p", "%%%0") .. " is in use by another run %(pid " .. pid .. "%)")
+    T.ok((rock.uv.hrtime() - t0) / 1e9 < 10, "at once")
+    T.ok(alive(pid), "the first run goes on")
+  end
+  T.ok(wait_until(function() return not alive(pid) end, 60), "the first run ended")
+  T.match(read(log_a), "ended: finish%s+3")
+  local n, ids = count_lines(out .. "/trajectories.jsonl")
+  T.eq(n, 3, "the first run's trajectories are all there")
+  for i = 1, 3 do T.eq(ids["local__lock-" .. i], 1) end
+  T.eq(count_lines(out .. "/preds.jsonl"), 3)
+  T.eq(json.decode(read(out .. "/summary.json")).total, 3)
+  -- a run killed with SIGKILL holds nothing: the next one takes the dir
+  local out2 = out_dir()
+  local args2 = args:gsub("%-%-out %S+", "--out " .. out2)
+  local pid2 = tonumber((T.sh(string.format("cd %s && { %s %s %s >%s 2>&1 & echo $!; }", root, rock_exe, recipe, args2,
+    log_a)):gsub("%s+$", "")))
+  T.ok(wait_until(function() return read(out2 .. "/trajectories.jsonl") ~= nil end, 60), "started: " .. tostring(read(log_a)))
+  T.sh("kill -9 " .. pid2)
+  T.ok(wait_until(function() return not alive(pid2) end, 10), "killed")
+  local log3, ok3 = T.sh(string.format("cd %s && %s %s %s --resume 2>&1", root, rock_exe, recipe, args2))
+  T.ok(ok3, "a run after the killed one succeeds: " .. log3)
+  T.eq(count_lines(out2 .. "/trajectories.jsonl"), 3)
+  rock.gc.run() -- what the killed host left, if the run after it could not reap it (gc.once ran already)
 end)
 
 os.execute("rm -rf '" .. root .. "'")

@@ -112,7 +112,7 @@ T.test("output that is not UTF-8 (bytes, NULs, a character cut by the elision) i
   T.match(tr.steps[2].observation, "elided")
   T.eq(tr.submission, "\u{FFFD}(")
   local recs = jsonl(out .. "/trajectories.jsonl")
-  T.eq(recs[1].steps[1].observation, tr.steps[1].observation)
+  T.eq(rock.agent.output.observation(recs[1], 1), tr.steps[1].observation)
   T.eq(recs[1].messages[4].content, tr.steps[1].observation) -- what the model would see
 end)
 
@@ -243,6 +243,196 @@ T.test("SIGTERM in the turns and in the eval: --resume runs both tasks again, ea
   end
   T.eq(#jsonl(out .. "/preds.jsonl"), 2)
   T.eq((T.sh("ps -eo args | grep -cx '" .. sleep .. "'"):match("%d+")), "0")
+end)
+
+-- Python reads every line of a JSONL file: strict UTF-8, no NaN or
+-- Infinity, no lone surrogate in a string. Returns the output and ok.
+local PY_READ = [[
+import json, sys
+def const(c): raise ValueError("not JSON: " + c)
+n = 0
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8", errors="strict") as f:
+        for line in f:
+            json.dumps(json.loads(line, parse_constant=const), ensure_ascii=False).encode("utf-8")
+            n += 1
+print(n)
+]]
+local function python_reads(...)
+  local script = root .. "/py_read.py"
+  write(script, PY_READ)
+  local args = {}
+  for i, p in ipairs({ ... }) do args[i] = q(p) end
+  return T.sh("python3 " .. q(script) .. " " .. table.concat(args, " ") .. " 2>&1")
+end
+
+-- a chat completion as raw JSON text: message and usage are JSON texts
+local function raw_completion(message, usage)
+  return F.raw('{"id":"x","object":"chat.completion","created":0,"model":"fake-model","choices":[{"index":0,'
+    .. '"message":' .. message .. ',"finish_reason":"tool_calls"}],"usage":' .. usage .. '}')
+end
+local LS = json.encode(F.tool_call("bash", { command = "ls" }).body.choices[1].message)
+
+--- the model policy against a script, on the local backend, workers 1 (the
+--- tasks ask in order); returns summary, trajectories, out dir, requests, client
+local function model_run(tasks, script, extra)
+  local srv = F.start(script)
+  local client = rock.llm.new{ base_url = srv.url, model = "fake-model", retries = 0,
+    prices = { ["fake-model"] = { input = 1, output = 2 } } }
+  local ok, summary, trajs, out = pcall(function()
+    local o = { policy = "model", cost_limit = 0, llm = client }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    return run(tasks, o)
+  end)
+  local reqs = srv.requests()
+  srv.stop()
+  if not ok then error(summary, 0) end
+  return summary, trajs, out, reqs, client
+end
+
+T.test("issue15-12: usage of 1e400, NaN, -5, 2e9, Infinity is a bad response: that task aborted, the run goes on", function()
+  local usages = { '{"prompt_tokens":1e400,"completion_tokens":5}', '{"prompt_tokens":NaN,"completion_tokens":5}',
+    '{"prompt_tokens":-5,"completion_tokens":5}', '{"prompt_tokens":10,"completion_tokens":2e9}',
+    '{"prompt_tokens":10,"completion_tokens":5,"prompt_tokens_details":{"cached_tokens":Infinity}}',
+    '{"prompt_tokens":10,"completion_tokens":5,"total_tokens":-Infinity}' }
+  local script, tasks = {}, {}
+  for i, u in ipairs(usages) do
+    script[i], tasks[i] = raw_completion(LS, u), make_task("local__usage-" .. i)
+  end
+  -- an object as a tool call's arguments, holding 1e400
+  script[#script + 1] = raw_completion('{"role":"assistant","content":null,"tool_calls":[{"id":"c1",'
+    .. '"type":"function","function":{"name":"bash","arguments":{"command":"ls","n":1e400}}}]}',
+    '{"prompt_tokens":10,"completion_tokens":5}')
+  tasks[#tasks + 1] = make_task("local__usage-args")
+  script[#script + 1] = F.tool_call("submit", {}) -- and one that is fine
+  tasks[#tasks + 1] = make_task("local__usage-fine")
+  local summary, trajs, out, _, client = model_run(tasks, script)
+  T.eq(#trajs, #tasks, "every task kept")
+  for i = 1, #tasks - 1 do
+    local tr = trajs[i]
+    T.eq(tr.termination_reason, "aborted", tr.instance_id)
+    T.eq(tr.exit_status, "llm_bad_response", tr.instance_id)
+    T.eq(tr.model_stats.tokens_sent, 0, tr.instance_id .. ": nothing of it counted")
+    T.eq(tr.model_stats.instance_cost, 0, tr.instance_id)
+  end
+  T.match(trajs[1].error.message, "usage.prompt_tokens is inf")
+  T.match(trajs[3].error.message, "usage.prompt_tokens is %-5")
+  T.match(trajs[4].error.message, "usage.completion_tokens is 2000000000,")
+  T.match(trajs[#tasks - 1].error.message, "arguments of a tool call hold a number")
+  T.eq(trajs[#tasks].termination_reason, "finish")
+  T.eq(trajs[#tasks].model_stats.instance_cost, 20e-6)
+  T.eq(client.stats.bad_responses, #tasks - 1)
+  T.eq(summary.by_exit_status.llm_bad_response, #tasks - 1)
+  local n, ok = python_reads(out .. "/trajectories.jsonl", out .. "/preds.jsonl", out .. "/summary.json")
+  T.ok(ok, n)
+  T.eq(tonumber(n), 2 * #tasks + 1)
+end)
+
+T.test("issue15-12: a trajectory JSON cannot carry (a policy's NaN cost) is kept as aborted; the run goes on", function()
+  local a, b = make_task("local__nan-a"), make_task("local__nan-b")
+  local factory = { name = "nan", episode = function(_, task)
+    local p = require("rock.agent.policies.scripted").new("nan", { { tool = "submit" } })
+    if task.instance_id == a.instance_id then
+      local act = p.act
+      p.act = function(self, ctx)
+        local turn = act(self, ctx)
+        turn.cost = 0 / 0
+        return turn
+      end
+    end
+    return p
+  end }
+  local summary, trajs, out = run({ a, b }, { policy = factory })
+  T.eq(summary.total, 2)
+  T.eq(trajs[1].termination_reason, "aborted")
+  T.eq(trajs[1].exit_status, "internal")
+  T.match(trajs[1].error.message, "cannot be written as JSON")
+  T.eq(trajs[2].termination_reason, "finish")
+  T.eq(#jsonl(out .. "/trajectories.jsonl"), 2)
+end)
+
+T.test("issue15-14: model text that is not UTF-8 (\\xff, \\xc3\\x28, \\ud800 escapes) is cleaned: valid requests, files Python reads", function()
+  local t = make_task()
+  -- content with bad bytes, lone surrogates and a good pair; a command
+  -- (in the arguments' own JSON) with a bad byte and a lone surrogate
+  local msg = '{"role":"assistant","content":"look \255 here \195\40 and \\ud800 lone \\udc00 x \\ud83d\\ude00 ok",'
+    .. '"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash",'
+    .. '"arguments":"{\\"command\\": \\"echo caf\233 \\\\ud800 end\\"}"}}]}'
+  local summary, trajs, out, reqs = model_run({ t }, { raw_completion(msg, '{"prompt_tokens":1,"completion_tokens":1}'),
+    F.tool_call("submit", {}) })
+  local tr = trajs[1]
+  T.eq(tr.termination_reason, "finish", tostring(tr.error and tr.error.message))
+  T.eq(tr.messages[3].content, "look \u{FFFD} here \u{FFFD}( and \u{FFFD} lone \u{FFFD} x \u{1F600} ok")
+  T.eq(tr.steps[1].action.command, "echo caf\u{FFFD} \u{FFFD} end")
+  T.match(tr.steps[1].observation, "caf\u{FFFD} \u{FFFD} end")
+  T.eq(#reqs, 2)
+  T.eq(reqs[2].utf8, true, "the next request is UTF-8")
+  T.eq(reqs[2].body.messages[3].content, tr.messages[3].content, "and JSON that says what was kept")
+  local n, ok = python_reads(out .. "/trajectories.jsonl", out .. "/preds.jsonl")
+  T.ok(ok, n)
+  T.eq(summary.by_reason.finish, 1)
+  -- text mode, bytes only: the block runs, the next request and the file are clean
+  local t2 = make_task()
+  local _, trajs2, out2, reqs2 = model_run({ t2 }, { F.raw('{"choices":[{"message":{"role":"assistant","content":'
+    .. '"run \255\n```bash\necho A\255B\n```"}}]}'), F.reply("```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```") },
+    { mode = "text" })
+  T.eq(trajs2[1].termination_reason, "finish")
+  T.eq(trajs2[1].messages[3].content, "run \u{FFFD}\n```bash\necho A\u{FFFD}B\n```")
+  T.match(trajs2[1].steps[1].observation, "A\u{FFFD}B")
+  T.eq(reqs2[2].utf8, true, "text mode: the next request is UTF-8")
+  local n2, ok2 = python_reads(out2 .. "/trajectories.jsonl")
+  T.ok(ok2, n2)
+end)
+
+T.test("issue15-14: text that is not UTF-8 from a task or a replay: requests and files stay valid", function()
+  local t = make_task()
+  t.problem_statement = "latin-1 caf\233 in the issue"
+  local _, trajs, out, reqs = model_run({ t }, { F.tool_call("submit", {}) })
+  T.eq(trajs[1].termination_reason, "finish")
+  T.eq(reqs[1].utf8, true, "the request is UTF-8")
+  T.match(reqs[1].body.messages[2].content, "caf\u{FFFD} in the issue")
+  local n, ok = python_reads(out .. "/trajectories.jsonl")
+  T.ok(ok, n)
+  local t2 = make_task()
+  local _, _, out2 = run({ t2 }, { policy = "replay", replay = replay{ [t2.instance_id] = {
+    { tool = "bash", command = "echo caf\233" }, { tool = "submit" } } } })
+  local n2, ok2 = python_reads(out2 .. "/trajectories.jsonl")
+  T.ok(ok2, n2)
+end)
+
+T.test("issue15-15: an editor answer of 400 KB is capped (head, tail, elided); each observation is written once", function()
+  local t = make_task()
+  -- a directory view lists every path two levels deep: 3000 long names
+  -- with a 2-byte character make some 400 KB
+  local names = "seq -f 'big/caf\u{E9}-%05g-" .. string.rep("x", 100) .. "' 1 3000"
+  local _, trajs, out = run({ t }, { policy = "replay", replay = replay{ [t.instance_id] = {
+    { tool = "bash", command = "mkdir big && " .. names .. " | xargs touch && ls big | wc -l" },
+    { tool = "str_replace_editor", command = "view", path = t.repo_dir .. "/big" },
+    { tool = "str_replace_editor", command = "view", path = t.repo_dir .. "/calc.py" },
+    { tool = "bash", command = "rm -r big" },
+    { tool = "submit" } } } })
+  local tr = trajs[1]
+  T.eq(tr.termination_reason, "finish")
+  T.match(tr.steps[1].observation, "3000")
+  local obs = tr.steps[2].observation
+  T.ok(#obs <= 101000, "capped near SWE-agent's 100000: " .. #obs .. " bytes")
+  T.ok(utf8.len(obs), "whole characters on both sides of the cut")
+  T.match(obs, "^<warning>")
+  T.match(obs, "<output_head>\nHere's the files and directories up to 2 levels deep in " .. t.repo_dir:gsub("%p", "%%%0") .. "/big")
+  T.match(obs, "%-%d%d%d%d%d%-x+\n+</output_tail>$") -- readdir order: some name last
+  local elided = tonumber(obs:match("<elided_chars>\n(%d+) characters elided"))
+  local listed = 3000 * utf8.len(t.repo_dir .. "/big/caf\u{E9}-00001-" .. string.rep("x", 100) .. "\n")
+  T.ok(elided and elided > listed - 100000 and elided < listed, "elided: " .. tostring(elided) .. " of " .. listed)
+  T.eq(tr.steps[3].observation:sub(1, 9), "Here's th", "a short answer is as the editor gave it")
+  -- the file: the observation once, in the message; the step points to it
+  local line = read(out .. "/trajectories.jsonl")
+  local _, copies = line:gsub("files and directories up to 2 levels deep", "")
+  T.eq(copies, 1, "the observation is written once")
+  local rec = json.decode(line)
+  T.eq(rec.steps[2].observation, nil)
+  T.eq(rec.messages[rec.steps[2].observation_message + 1].content, obs)
+  for i = 1, 5 do T.eq(rock.agent.output.observation(rec, i), tr.steps[i].observation, "step " .. i) end
+  T.eq(#rec.messages, #tr.messages)
 end)
 
 os.execute("rm -rf " .. q(root))

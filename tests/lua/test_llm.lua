@@ -207,6 +207,61 @@ T.test("a body that is not JSON, or has no choices: llm_bad_response, not retrie
     end)
 end)
 
+T.test("issue15-14: json_decode reads what Python writes: bad bytes and lone surrogates become U+FFFD", function()
+  local cases = {
+    { '"a\\ud800b"', "a\u{FFFD}b" },
+    { '"\\udc00"', "\u{FFFD}" }, -- a lone low half, alone in the text
+    { '"\\udfff x"', "\u{FFFD} x" },
+    { '"\\ud83d\\ude00"', "\u{1F600}" },
+    { '"\\\\ud800"', "\\ud800" }, -- an escaped backslash, then text
+    { '"\\ud800\\ud800\\udc00"', "\u{FFFD}\u{10000}" },
+    { '"\\ud800\\u0041"', "\u{FFFD}A" },
+    { '"\\ud800\\u00"', nil }, -- not JSON either way
+    { '"x\255y\195\40"', "x\u{FFFD}y\u{FFFD}(" },
+  }
+  for _, c in ipairs(cases) do
+    local ok, v = pcall(llm.json_decode, c[1])
+    if c[2] then T.eq(v, c[2], c[1]) else T.ok(not ok, c[1] .. " is refused") end
+  end
+  local t0 = uv.hrtime()
+  local v = llm.json_decode('"' .. string.rep("\\ud800", 1 << 17) .. string.rep("\\\\", 1 << 18) .. '"')
+  T.ok(seconds_since(t0) < 2, "linear")
+  T.eq(#v, 3 * (1 << 17) + (1 << 18))
+end)
+
+T.test("issue15-14: an answer whose only odd text is a lone low surrogate is kept, cleaned", function()
+  with_server({ F.raw('{"choices":[{"message":{"role":"assistant","content":"x \\udc00 y"}}]}'), F.reply("ok") },
+    nil, function(srv, c)
+    T.eq(c:chat{ messages = USER }.message.content, "x \u{FFFD} y")
+  end)
+end)
+
+T.test("issue15-12: usage that is no token count is llm_bad_response, counted, not summed", function()
+  local usages = { '{"prompt_tokens":1e400}', '{"completion_tokens":NaN}', '{"total_tokens":-1}',
+                   '{"prompt_tokens":1000000001}', '{"cached_tokens":-Infinity}' }
+  local script = {}
+  for i, u in ipairs(usages) do
+    script[i] = F.raw('{"choices":[{"message":{"role":"assistant","content":"hi"}}],"usage":' .. u .. '}')
+  end
+  with_server(script, nil, function(_, c)
+    for i, u in ipairs(usages) do
+      local err = T.raises("llm_bad_response", c.chat, c, { messages = USER })
+      T.match(err.message, "not a token count", u)
+      T.eq(c.stats.bad_responses, i, u)
+    end
+    T.eq(c.stats.calls, 0)
+    T.eq(c.stats.prompt_tokens + c.stats.completion_tokens + c.stats.total_tokens, 0)
+    T.eq(c.stats.cost, 0)
+  end)
+  -- the largest believable figure is fine
+  with_server({ F.reply("hi", { usage = { prompt_tokens = 1e9, completion_tokens = 0 } }) }, nil, function(_, c)
+    T.eq(c:chat{ messages = USER }.usage.prompt_tokens, 1000000000)
+  end)
+  T.raises("invalid_argument", llm.new, { base_url = "http://x", model = "m", prices = { m = { input = 0 / 0, output = 1 } } })
+  T.raises("invalid_argument", llm.new, { base_url = "http://x", model = "m", prices = { m = { input = 1, output = -1 } } })
+  T.raises("invalid_argument", llm.new, { base_url = "http://x", model = "m", prices = { m = { input = 1, output = math.huge } } })
+end)
+
 T.test("truncated bodies: a cut transfer is retried, cut JSON is a bad response", function()
   local full = F.reply("the whole answer")
   -- the server announces the whole length and closes after 20 bytes

@@ -51,6 +51,27 @@ function core.base64_encode(s) end
 ---@return string
 function core.base64_decode(s) end
 
+--- s with each byte of an invalid UTF-8 sequence replaced by U+FFFD
+--- (strict, as Python reads UTF-8: no overlongs, surrogates or code points
+--- past U+10FFFF; c/core/utf8.c, the rocklet's cleaning of output); s
+--- itself when it is valid. Linear.
+---@param s string
+---@return string
+function core.utf8_clean(s) end
+
+---@class rock.core.Lock
+---@field release fun(self: rock.core.Lock) drop the lock (safe twice); also its __close and __gc
+
+--- Take an exclusive flock(2) on path (made if missing, left in place),
+--- held until lock:release() or the process ends (kill -9 too: the kernel
+--- drops it); close-on-exec, so no child keeps it. The file then holds
+--- this process's pid. Raises conflict when another open holds it (another
+--- process, or this one), with holder_pid = the pid the file names;
+--- io_error when path cannot be opened.
+---@param path string
+---@return rock.core.Lock
+function core.lock_file(path) end
+
 --- Write one line through the C logger (c/core/log.c): "rock LEVEL AREA:
 --- MESSAGE" on stderr when ROCK_LOG lets LEVEL through. lua/rock/log.lua
 --- is the API on top.

@@ -181,14 +181,19 @@ function M.run(t, factory, opts)
     local ctx = { prompts = opts.prompts, vars = { repo_dir = t.repo_dir, problem_statement = t.problem_statement,
       instance_id = t.instance_id }, messages = traj.messages }
     ctx.env = { sb = sb, session = "agent", repo_dir = t.repo_dir, timeout = lim.command_timeout,
-      limit = opts.observation_limit, prompts = opts.prompts or prompts, startup = startup }
+      limit = opts.observation_limit, editor_limit = opts.editor_limit, prompts = opts.prompts or prompts,
+      startup = startup }
     for _, m in ipairs(p:begin(ctx)) do ctx.messages[#ctx.messages + 1] = m end
     local t_agent = now()
     local reason, status, submission
     if lim.wall_limit > 0 then
       local tok, a, b, c = pcall(task.timeout, lim.wall_limit, turns, p, ctx, lim, traj, stats, t_agent)
       if tok then reason, status, submission = a, b, c
-      elseif now() - t_agent >= lim.wall_limit and errors.is(a, "timeout") then reason, status = "budget", "TimeExceeded"
+      -- the wall limit's own timeout (not a command's); its libuv timer
+      -- runs on the loop's coarse clock (whole ms, a few ms behind), so it
+      -- may fire a little before wall_limit has passed by hrtime
+      elseif now() - t_agent >= lim.wall_limit - 0.02 and errors.is(a, "timeout") then
+        reason, status = "budget", "TimeExceeded"
       else error(a, 0) end
     else
       reason, status, submission = turns(p, ctx, lim, traj, stats, t_agent)

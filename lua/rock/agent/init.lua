@@ -45,11 +45,14 @@ end
 --- backend, sandbox (more rock.sandbox.start options), eval ("fresh" |
 --- "in_place" | "none"), teardown (a rock.teardown policy), the limits
 --- (step_limit, cost_limit, token_limit, wall_limit, command_timeout,
---- repeat_limit, format_error_limit: episode.DEFAULTS), prompts, progress
+--- repeat_limit, format_error_limit: episode.DEFAULTS), observation_limit
+--- and editor_limit (the caps of bash's and the editor's observations,
+--- bytes: tools.OBSERVATION_LIMIT, tools.EDITOR_LIMIT), prompts, progress
 --- (a progress.lua object, or false), on_signal (default true: SIGINT or
 --- SIGTERM ends running tasks as aborted and writes them with
 --- interrupted=true, as is a task whose eval it cut; --resume runs those
---- again, as it runs the tasks not yet started). Raises io_error when a trajectory
+--- again, as it runs the tasks not yet started). Raises conflict when
+--- another run holds out (output.lock), io_error when a trajectory
 --- cannot be written (a full disk): the running tasks end as at a signal,
 --- and what was written before stays for --resume.
 function M.run(tasks, opts)
@@ -76,6 +79,13 @@ function M.run(tasks, opts)
     for t in pairs(running) do task.cancel(t, err) end
   end
 
+  -- the trajectory of a task a bug ended (kept as aborted, not the task's failure)
+  local function internal(t, why, patch)
+    return { instance_id = t.instance_id, policy = factory.name, termination_reason = "aborted",
+             exit_status = "internal", error = { code = "internal", message = tostring(why) },
+             patch = type(patch) == "string" and patch or "" }
+  end
+
   local function one(t)
     workers:acquire()
     if stopping then return workers:release() end
@@ -85,13 +95,17 @@ function M.run(tasks, opts)
     local ok, traj = pcall(episode.run, t, factory, eopts)
     running[me] = nil
     workers:release()
-    if not ok then -- a bug, not the task's failure: still kept, as aborted
-      traj = { instance_id = t.instance_id, policy = factory.name, termination_reason = "aborted",
-               exit_status = "internal", error = { code = "internal", message = tostring(traj) }, patch = "" }
-    end
+    if not ok then traj = internal(t, traj) end -- a bug, not the task's failure: still kept, as aborted
     if write_err then return end -- nothing more can be kept: the run is ending
     if stopping and interrupted(traj) then traj.interrupted = true end -- --resume runs it again
     local wok, werr = pcall(writer.write, writer, traj)
+    if not wok and not errors.is(werr, "io_error") then
+      -- a value JSON cannot carry (a bug: the sources are checked), nothing
+      -- written: the task is kept as aborted, the run goes on
+      log.error("agent", "%s: the trajectory cannot be written: %s", t.instance_id, tostring(werr))
+      traj = internal(t, "the trajectory cannot be written as JSON: " .. tostring(werr), traj.patch)
+      wok, werr = pcall(writer.write, writer, traj)
+    end
     if not wok then
       write_err = werr
       log.error("agent", "%s: %s; stopping the run", t.instance_id, tostring(werr))

@@ -6,11 +6,18 @@
 --   summary.json        totals, ids by outcome, counts by reason; rewritten
 --                       (to a temp file, then renamed) after every task
 --   eval/<id>.log       each eval's log (written by the grading)
--- open(dir, {resume=true}) keeps what the files hold: a line cut short by
--- a crash, and a task a signal interrupted (interrupted=true), are dropped;
--- the finished tasks are listed in writer.done so the run skips them.
+--   .lock               the run's lock (flock; it names the run's pid)
+-- open() takes the lock first: a second run (--resume too) on a dir in use
+-- is refused with conflict, never mixed with the first; a run that died
+-- (kill -9 too) holds nothing. open(dir, {resume=true}) keeps what the
+-- files hold: a line cut short by a crash, and a task a signal interrupted
+-- (interrupted=true), are dropped; the finished tasks are listed in
+-- writer.done so the run skips them. Every line is valid UTF-8 (bytes
+-- that are not become U+FFFD), and a step's observation is written once:
+-- in the message that carried it (M.stored).
 local json = require "rock.json"
 local errors = require "rock.errors"
+local core = require "rock.core"
 
 local M = {}
 local Writer = {}
@@ -69,12 +76,12 @@ function M.prediction(traj)
 end
 
 -- Write path whole (a temp file, then renamed into place): one line per
--- item, each a string as is or a value to encode.
+-- item, each a string as is or a value to encode, made valid UTF-8.
 function M.write_lines(path, items)
   local tmp = path .. ".tmp"
   local f = open(tmp, "wb")
   local ok, why = pcall(function()
-    for _, v in ipairs(items) do put(f, path, type(v) == "string" and v or json.encode(v), "\n") end
+    for _, v in ipairs(items) do put(f, path, core.utf8_clean(type(v) == "string" and v or json.encode(v)), "\n") end
   end)
   local closed, cwhy = f:close()
   if ok and not closed then ok, why = false, errors.new("io_error", "cannot write " .. path .. ": " .. tostring(cwhy)) end
@@ -86,12 +93,24 @@ function M.write_lines(path, items)
   if not ok then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(why)) end
 end
 
-function M.open(dir, opts)
-  opts = opts or {}
-  mkdir(dir)
-  local w = setmetatable({ dir = dir, records = {}, done = {} }, Writer)
-  local tpath = dir .. "/trajectories.jsonl"
-  if opts.resume then
+--- The lock file of an --out dir.
+M.LOCK = ".lock"
+
+--- Lock dir for this run (held until writer:close() or the process ends);
+--- raises conflict when another run holds it, naming its pid.
+function M.lock(dir)
+  local ok, l = pcall(core.lock_file, dir .. "/" .. M.LOCK)
+  if ok then return l end
+  if errors.is(l, "conflict") then
+    errors.raise("conflict", string.format("%s is in use by another run%s: wait for it to end, or use another --out",
+      dir, l.holder_pid and string.format(" (pid %d)", l.holder_pid) or ""), { holder_pid = l.holder_pid })
+  end
+  error(l, 0)
+end
+
+local function open_files(w, resume)
+  local dir, tpath = w.dir, w.dir .. "/trajectories.jsonl"
+  if resume then
     local recs, lines = M.read_jsonl(tpath)
     local keep, preds = {}, {}
     for i, r in ipairs(recs) do
@@ -110,15 +129,77 @@ function M.open(dir, opts)
   end
   w.traj_f = open(tpath, "ab")
   w.preds_f = open(dir .. "/preds.jsonl", "ab")
+end
+
+--- The writer of a run in dir (made if missing), holding its lock: raises
+--- conflict when another run holds it, io_error when the files cannot be
+--- made. opts.resume keeps the finished tasks (see the top).
+function M.open(dir, opts)
+  opts = opts or {}
+  mkdir(dir)
+  local w = setmetatable({ dir = dir, records = {}, done = {} }, Writer)
+  w.lock = M.lock(dir) -- before any file is touched
+  local ok, err = pcall(open_files, w, opts.resume)
+  if not ok then
+    w:close()
+    error(err, 0)
+  end
   return w
+end
+
+--- The trajectory as trajectories.jsonl holds it, each observation once:
+--- a step whose observation is the content of a message (every one the
+--- policy got back) has observation_message, the index of that message
+--- in messages counted from 0 (as Python and jq count), instead of a copy.
+--- traj itself is not changed.
+function M.stored(traj)
+  local steps, msgs = traj.steps, traj.messages
+  if type(steps) ~= "table" or type(msgs) ~= "table" then return traj end
+  local out, j = json.array(), 1
+  for i, st in ipairs(steps) do
+    local obs, k = type(st) == "table" and st.observation, j
+    if type(obs) == "string" then -- the messages follow the steps' order
+      while msgs[k] and msgs[k].content ~= obs do k = k + 1 end
+    end
+    if type(obs) == "string" and msgs[k] then
+      local copy = {}
+      for key, v in pairs(st) do copy[key] = v end
+      copy.observation, copy.observation_message = nil, k - 1
+      out[i], j = copy, k + 1
+    else
+      out[i] = st
+    end
+  end
+  local t = {}
+  for key, v in pairs(traj) do t[key] = v end
+  t.steps = out
+  return t
+end
+
+--- The observation of step i (from 1) of a trajectory, in memory or read
+--- back from trajectories.jsonl (observation_message).
+function M.observation(traj, i)
+  local st = traj.steps[i]
+  if st.observation ~= nil or st.observation_message == nil then return st.observation end
+  local m = traj.messages[st.observation_message + 1]
+  return m and m.content
+end
+
+--- The line of a trajectory in trajectories.jsonl (M.stored, valid UTF-8).
+--- Raises the encoder's error for a value JSON cannot carry (NaN).
+function M.encode(traj)
+  return core.utf8_clean(json.encode(M.stored(traj)))
 end
 
 --- Append one finished trajectory; flushed before it returns. Raises
 --- io_error when it cannot be written (the trajectory line may then be
---- torn: --resume drops it and runs the task again).
+--- torn: --resume drops it and runs the task again), or, with nothing
+--- written, the encoder's error for a value JSON cannot carry.
 function Writer:write(traj)
-  put(self.traj_f, self.dir .. "/trajectories.jsonl", json.encode(traj), "\n")
-  put(self.preds_f, self.dir .. "/preds.jsonl", json.encode(M.prediction(traj)), "\n")
+  local line = M.encode(traj)
+  local pred = core.utf8_clean(json.encode(M.prediction(traj)))
+  put(self.traj_f, self.dir .. "/trajectories.jsonl", line, "\n")
+  put(self.preds_f, self.dir .. "/preds.jsonl", pred, "\n")
   self.records[#self.records + 1] = traj
   self.done[traj.instance_id] = true
   self:write_summary()
@@ -193,9 +274,11 @@ function M.summary_table(s)
   return table.concat(out, "\n")
 end
 
+--- Close the files and release the dir's lock; safe twice.
 function Writer:close()
   if self.traj_f then self.traj_f:close(); self.traj_f = nil end
   if self.preds_f then self.preds_f:close(); self.preds_f = nil end
+  if self.lock then self.lock:release(); self.lock = nil end
 end
 
 return M

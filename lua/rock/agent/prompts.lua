@@ -87,15 +87,8 @@ M.observation = [[<returncode>{{returncode}}</returncode>
 <output>
 {{output}}</output>]]
 
-M.observation_long = [[<returncode>{{returncode}}</returncode>
-<warning>
-The output of your last command was too long.
-Please try a different command that does not produce as much output.
-If you're looking at a file you can try use head, tail or sed to view a smaller number of lines selectively.
-If you're using grep or find and it produced too much output, you can use a more selective search pattern.
-The full output is kept in the sandbox at {{output_file}}.
-</warning>
-<output_head>
+-- what a long answer keeps: its head, the count elided, its tail
+local HEAD_TAIL = [[<output_head>
 {{head}}
 </output_head>
 <elided_chars>
@@ -104,6 +97,24 @@ The full output is kept in the sandbox at {{output_file}}.
 <output_tail>
 {{tail}}
 </output_tail>]]
+
+M.observation_long = [[<returncode>{{returncode}}</returncode>
+<warning>
+The output of your last command was too long.
+Please try a different command that does not produce as much output.
+If you're looking at a file you can try use head, tail or sed to view a smaller number of lines selectively.
+If you're using grep or find and it produced too much output, you can use a more selective search pattern.
+The full output is kept in the sandbox at {{output_file}}.
+</warning>
+]] .. HEAD_TAIL
+
+--- An editor answer past tools.EDITOR_LIMIT (an error quoting a huge
+--- old_str): its head and tail, as observation_long keeps a command's.
+M.editor_long = [[<warning>
+The editor's answer was too long; only its start and end are shown.
+To see a part of a file, use `view` with a `view_range`, or grep -n.
+</warning>
+]] .. HEAD_TAIL
 
 M.timeout = [[The last command <command>{{command}}</command> timed out and has been killed.
 The output of the command was:

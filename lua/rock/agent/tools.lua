@@ -3,7 +3,8 @@
 --                       command; a timed-out command is interrupted by the
 --                       rocklet and the session goes on
 --   str_replace_editor  the rocklet's native editor (/editor, SWE-agent's
---                       texts), so it works in any image
+--                       texts), so it works in any image; an answer past
+--                       EDITOR_LIMIT keeps its head and tail
 --   submit              ends the episode; so does a bash command whose first
 --                       output line is COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT
 --                       and which exits 0 (mini-swe-agent's way)
@@ -14,6 +15,7 @@
 local cjson = require "cjson"
 local errors = require "rock.errors"
 local prompts = require "rock.agent.prompts"
+local rtrim = require("rock.text").rtrim
 
 local M = {}
 
@@ -21,6 +23,11 @@ M.SUBMIT_MARKER = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 --- Observations longer than this (bytes) keep head and tail (mini-swe-agent:
 --- 10000 characters, 5000 each side).
 M.OBSERVATION_LIMIT = 10000
+--- The editor's longer than this (bytes) keep head and tail too: SWE-agent's
+--- cap on an observation (100000 characters). It is larger than bash's so
+--- the editor's own clipped view (16000 characters, numbered) comes whole;
+--- an error quoting a huge old_str (17 MB once) does not.
+M.EDITOR_LIMIT = 100000
 
 --- The tools as OpenAI function schemas (tools mode).
 M.schemas = {
@@ -70,7 +77,7 @@ function M.from_tool_call(call)
   if type(fn) ~= "table" or type(fn.name) ~= "string" then return nil, "the tool call has no function name" end
   local args = {}
   if type(fn.arguments) == "string" and fn.arguments:find("%S") then
-    local ok, v = pcall(cjson.decode, fn.arguments)
+    local ok, v = pcall(require("rock.llm").json_decode, fn.arguments)
     if not ok or type(v) ~= "table" then return nil, "the arguments of " .. fn.name .. " are not a JSON object" end
     args = v
   elseif type(fn.arguments) == "table" then
@@ -140,12 +147,37 @@ end
 local function submission(r)
   if r.exit_code ~= 0 or r.failure_reason ~= "" then return nil end
   local first, rest = (r.output or ""):match("^%s*([^\n]*)\n?(.*)$")
-  if first and first:gsub("%s+$", "") == M.SUBMIT_MARKER then return rest end
+  if first and rtrim(first) == M.SUBMIT_MARKER then return rest end
   return nil
 end
 
+-- text cut at byte i (1..#text+1) moved back to the start of a UTF-8
+-- character, so neither side holds half of one
+local function char_start(text, i)
+  while i > 1 and i <= #text do
+    local b = text:byte(i)
+    if b < 0x80 or b >= 0xC0 then break end
+    i = i - 1
+  end
+  return i
+end
+
+--- An editor observation within limit bytes: past it, its head and tail
+--- (limit/2 bytes each, whole characters) and the count of characters
+--- between them (prompts.editor_long).
+local function editor_observation(env, text)
+  local limit = env.editor_limit or M.EDITOR_LIMIT
+  if #text <= limit then return text end
+  local head_end = char_start(text, limit // 2 + 1) - 1
+  local tail_start = char_start(text, #text - (limit - limit // 2) + 1)
+  return prompts.render((env.prompts or prompts).editor_long, {
+    head = text:sub(1, head_end), tail = text:sub(tail_start),
+    elided = utf8.len(text, head_end + 1, tail_start - 1) or (tail_start - 1 - head_end) })
+end
+
 --- Run one action. env: {sb=, session=, repo_dir=, timeout=(s per command),
---- limit=(observation bytes), prompts=, startup=(create_session options)}.
+--- limit=(bash observation bytes), editor_limit=(editor observation bytes),
+--- prompts=, startup=(create_session options)}.
 --- Returns {observation=, exit_code=, failure_reason=, submitted=bool,
 --- submission=, output_file=}.
 function M.run(env, action)
@@ -178,7 +210,7 @@ function M.run(env, action)
       end
       error(r, 0)
     end
-    return { observation = r.output, exit_code = r.exit_code or (r.error and 1 or 0),
+    return { observation = editor_observation(env, r.output or ""), exit_code = r.exit_code or (r.error and 1 or 0),
       failure_reason = r.error and "editor_error" or "" }
   end
   return { observation = "Unknown tool " .. tostring(action.tool), exit_code = 1, failure_reason = "unknown_tool" }

@@ -12,6 +12,7 @@ local json = require "rock.json"
 local errors = require "rock.errors"
 local http = require "rock.http"
 local task = require "rock.task"
+local text = require "rock.text"
 
 local M = {}
 
@@ -85,7 +86,7 @@ end
 --- Start on the remote: start_async, then get_status until alive (the
 --- phases mirrored into sb as they move), failed, or startup_timeout.
 function M.start(sb, opts, phase)
-  sb.base_url = opts.base_url:gsub("/+$", "")
+  sb.base_url = text.rtrim(opts.base_url, "/")
   sb.token = opts.token or os.getenv("ROCK_API_TOKEN")
   if type(opts.image) ~= "string" or opts.image == "" then
     errors.raise("invalid_argument", "sandbox.start: 'image' is required for a remote sandbox")
@@ -191,7 +192,7 @@ function M.call(sb, path, body, timeout, body_file)
   local upload = path:match("^/upload%?path=(.*)$")
   if upload then
     local target = upload:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
-    local mp = multipart({ sandbox_id = sb.id, target_path = target }, target:match("[^/]*$"), body_file)
+    local mp = multipart({ sandbox_id = sb.id, target_path = target }, text.after_last(target, "/"), body_file)
     local ok, res = pcall(M.api, sb, "upload", nil, timeout, { multipart = mp })
     os.remove(mp.body_file)
     if not ok then error(res, 0) end

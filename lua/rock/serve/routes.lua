@@ -270,7 +270,7 @@ function M.upload(srv, _, req)
   local sb = live(srv, { sandbox_id = id })
   if file.file then sb:upload{ path = target, file = file.file }
   else sb:write_file{ path = target, content = file.value or "" } end
-  local name = file.filename or target:match("[^/]*$")
+  local name = file.filename or require("rock.text").after_last(target, "/") -- [^/]*$ is quadratic
   return { success = true, message = "upload " .. target .. " success", file_name = name }
 end
 
