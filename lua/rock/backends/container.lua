@@ -21,6 +21,7 @@ local task = require "rock.task"
 local state = require "rock.state"
 local engine = require "rock.engine"
 local images = require "rock.images"
+local json = require "rock.json"
 
 local M = {}
 
@@ -207,6 +208,93 @@ function M.keep(sb)
   if not rec then errors.raise("io_error", "cannot read the record of " .. sb.id) end
   rec.kept = true
   state.write_record(sb.dir, rec)
+end
+
+-- Image config fields that are lists: an empty one must be written [].
+local LISTS = { Cmd = true, Entrypoint = true, Env = true, OnBuild = true, Shell = true }
+
+local function unnull(v) if v == json.null then return nil end return v end
+
+-- The config a commit gives its image: the committed one (the engine's
+-- copy of the container's), with the entrypoint, command, user and labels
+-- of the image the sandbox started from (src; nil when it is gone: then
+-- none), never rock's (the rocklet as entrypoint, user 0, rock.* labels).
+local function own_config(committed, src)
+  local cfg = {}
+  for k, v in pairs(committed or {}) do cfg[k] = v end
+  src = src or {}
+  cfg.Entrypoint, cfg.Cmd, cfg.User = unnull(src.Entrypoint), unnull(src.Cmd), unnull(src.User) or ""
+  local labels = {}
+  for k, v in pairs(unnull(src.Labels) or {}) do
+    if k:sub(1, 5) ~= "rock." then labels[k] = v end
+  end
+  cfg.Labels = next(labels) and labels or json.null
+  for k, v in pairs(cfg) do
+    if LISTS[k] and type(v) == "table" then cfg[k] = json.array(v) end
+  end
+  return cfg
+end
+
+-- The image config (the JSON an image's id is the digest of) of the
+-- committed image img, with config cfg. The Engine API gives no image's
+-- raw config: it is rebuilt from the inspect and the history (whose
+-- entries say no more than a size; an entry of size 0 counts as one with
+-- no layer, as long as every layer keeps an entry).
+local function image_config(img, history, cfg, what)
+  local diff_ids = json.array()
+  for i, d in ipairs((img.RootFS or {}).Layers or {}) do diff_ids[i] = d end
+  local hist, layered = json.array(), 0
+  for i = #history, 1, -1 do
+    local h = history[i]
+    local created = math.tointeger(h.Created)
+    hist[#hist + 1] = { created = created and os.date("!%Y-%m-%dT%H:%M:%SZ", created) or nil,
+      created_by = unnull(h.CreatedBy), comment = unnull(h.Comment), empty_layer = (h.Size or 0) <= 0 }
+    if (h.Size or 0) > 0 then layered = layered + 1 end
+  end
+  if hist[#hist] then hist[#hist].created_by = what end -- the engine wrote the rocklet's command
+  for i = #hist, 1, -1 do -- newest first: a commit's own layer may be empty
+    if layered >= #diff_ids then break end
+    if hist[i].empty_layer then hist[i].empty_layer, layered = false, layered + 1 end
+  end
+  for _, h in ipairs(hist) do if not h.empty_layer then h.empty_layer = nil end end
+  return { architecture = unnull(img.Architecture) or "amd64", os = unnull(img.Os) or "linux",
+    variant = unnull(img.Variant), author = unnull(img.Author), created = unnull(img.Created),
+    config = cfg, rootfs = { type = "layers", diff_ids = diff_ids }, history = hist }
+end
+
+--- Commit sb's filesystem as the image named reference ("repo[:tag]",
+--- checked first: engine.parse_reference). The image is the sandbox's
+--- files with the config of the image it started from: that image's
+--- entrypoint, command, user and labels, not rock's (a container started
+--- from it with plain `docker run` runs the image's own command and
+--- carries no rock.* label); the env the sandbox was started with stays,
+--- as docker commit keeps it. The engine's commit makes the layer, its
+--- config is replaced (Engine:image_from_config), then the image is
+--- tagged; whatever fails, no image made on the way is left. Returns the
+--- image id.
+function M.commit(sb, reference)
+  local ref = engine.parse_reference(reference)
+  local e = sb.engine
+  local raw, id
+  local ok, err = pcall(function()
+    local from = e:container_inspect(sb.container).Image
+    raw = e:container_commit(sb.container)
+    local img = e:image_inspect(raw)
+    local found, src = pcall(e.image_inspect, e, from)
+    local cfg = own_config(img.Config, found and src.Config or nil)
+    id = e:image_from_config(image_config(img, e:image_history(raw), cfg, "rock commit of sandbox " .. sb.id))
+    e:image_tag(id, ref.repo, ref.tag)
+  end)
+  local function remove(image)
+    local gone, rerr = pcall(e.image_remove, e, image, false)
+    if not gone and not errors.is(rerr, "image_not_found") then
+      require("rock.log").warn("commit", "cannot remove image %s: %s", image, tostring(rerr))
+    end
+  end
+  if not ok and id and id ~= raw then task.shield(remove, id) end
+  if raw and raw ~= id then task.shield(remove, raw) end -- its layer stays: the image has it
+  if not ok then error(err, 0) end
+  return id
 end
 
 --- Stop: the container is removed by force (its PID 1, the rocklet, is
