@@ -90,9 +90,38 @@ function M.config(sb, opts)
       ["rock.owner"] = state.owner_label(me),
       ["rock.expires"] = tostring(os.time() + lease),
       ["rock.dir"] = sb.dir,
+      ["rock.nonce"] = sb.nonce,
     },
     HostConfig = host,
   }
+end
+
+--- The name of sandbox id's container. Only rock gives it (a container
+--- started from an image committed from a sandbox carries the sandbox's
+--- labels, never its name), so gc and a restarted `rock serve` tell
+--- rock's containers by it.
+function M.container_name(id) return "rock-" .. id end
+
+-- A nonce for one container create: in its label rock.nonce and in the
+-- record written before the create, so a container whose id never made
+-- it to the record is still proven the sandbox's.
+local function nonce()
+  return (uv.random(8, {}):gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+--- Is the container info (an inspect, or a list entry) the one rock
+--- made for the record rec? Its name is rock's for rec.id and its id is
+--- the one rec names or, when rec names none yet (a start cut during the
+--- create), its rock.nonce label is rec's.
+function M.is_recorded(info, rec)
+  if type(rec) ~= "table" or not state.valid_id(rec.id) then return false end
+  local want, named = "/" .. M.container_name(rec.id), false
+  if info.Name == want then named = true end
+  for _, n in ipairs(info.Names or {}) do if n == want then named = true end end
+  if not named then return false end
+  if rec.container then return info.Id == rec.container end
+  local labels = info.Labels or (info.Config or {}).Labels or {}
+  return rec.nonce ~= nil and labels["rock.nonce"] == rec.nonce
 end
 
 --- Why a container that should be running is not: its state and the
@@ -131,13 +160,19 @@ function M.start(sb, opts, phase)
   sb.dir = state.make_sandbox_dir(sb.id) -- from here on, stop removes it
   local ok, err = pcall(function()
     phase("container_create", "running", "creating container")
+    sb.container_name = M.container_name(sb.id) -- stop removes it by name if the create was cut
+    sb.nonce = nonce()
     local config = M.config(sb, opts)
     local rec = {
       id = sb.id, backend = sb.backend, image = sb.image,
       owner = config.Labels["rock.owner"], engine_socket = e.socket,
       created = sb.create_time, auto_clear_seconds = opts.auto_clear_seconds or M.DEFAULT_LEASE,
+      container_name = sb.container_name, nonce = sb.nonce,
     }
-    sb.container_name = "rock-" .. sb.id -- stop removes it by name if the create was cut
+    -- the record comes before the container: however the start is cut
+    -- from here on (a kill -9), gc and a restarted server can prove the
+    -- container this sandbox's (its name and nonce) and remove it
+    state.write_record(sb.dir, rec)
     sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
     local created, c = pcall(e.container_create, e, sb.container_name, config)
     sb.creating = false
