@@ -104,7 +104,7 @@ function M.run()
     report.removed[#report.removed + 1] = { id = id, backend = backend, why = why }
   end
   -- containers, by label, in every engine that answers
-  local answering = engines()
+  local answering, gone = engines(), {}
   for _, e in ipairs(answering) do
     local ok, list = pcall(e.container_list, e, "rock.sandbox")
     if not ok then report.errors[#report.errors + 1] = tostring(list); list = {} end
@@ -123,6 +123,7 @@ function M.run()
       if why then
         local ok2, err = pcall(e.container_remove, e, c.Id, true)
         if ok2 then
+          gone[id] = true
           pcall(state.remove_dir, sb.dir)
           removed(id, e.kind, why)
         else
@@ -151,6 +152,18 @@ function M.run()
     elseif not state.owner_alive(owner) and not unremoved[s.id] then
       if not (rec and rec.kept and running[s.id]) then
         why = rec and "owner dead" or "owner dead (no readable record)"
+      end
+    end
+    -- a container sandbox's record is the proof its container is rock's:
+    -- it stays until the container is gone (container.release; the pass
+    -- above removed those it found), and while a create its dead host
+    -- sent may still land
+    if why and rec and rec.engine_socket and not gone[s.id] then
+      local ok, done = pcall(container.release, rec)
+      if not ok or done == false then
+        why = nil
+        report.left[#report.left + 1] = { id = s.id, why = ok and "its container create may still land"
+          or ("its engine does not answer (" .. tostring(done.message or done) .. "): its container cannot be removed") }
       end
     end
     if why then

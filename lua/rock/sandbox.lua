@@ -178,6 +178,23 @@ function M.attach(rec, dir)
   return sb
 end
 
+--- Remove what a sandbox no host serves any more left (its record rec,
+--- nil when unreadable, and its dir; sandbox.attach failed on it): its
+--- backend's part (a container the record proves its own) and the dir.
+--- Returns true; or false and the seconds to wait, the dir kept, when
+--- that part may still appear (a container create in flight when its
+--- host died) and final is not set. Raises, keeping the dir, when that
+--- part cannot be removed now (its engine does not answer).
+function M.release(rec, dir, final)
+  local impl = type(rec) == "table" and backends[rec.backend] and require(backends[rec.backend])
+  if impl and impl.release then
+    local done, wait = impl.release(rec, final)
+    if done == false then return false, wait end
+  end
+  state.remove_dir(dir)
+  return true
+end
+
 --- Start a sandbox and wait until its rocklet answers.
 ---@param opts table {backend="auto"|"docker"|"podman"|"local", image=,
 ---  pull="missing"|"always"|"never", memory= ("8g" or bytes), cpus=,

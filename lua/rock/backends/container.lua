@@ -109,6 +109,16 @@ local function nonce()
   return (uv.random(8, {}):gsub(".", function(c) return string.format("%02x", c:byte()) end))
 end
 
+-- ROCK_TEST_PAUSE_START=<point>: a start stops at that point for good
+-- (dir, record, created, recorded, started, pid, ready), so a test can
+-- kill its host there (test_engine_serve_crash.lua). Unset: nothing.
+local function pause(point)
+  if os.getenv("ROCK_TEST_PAUSE_START") == point then
+    require("rock.log").warn("sandbox", "start paused at %s (ROCK_TEST_PAUSE_START)", point)
+    task.sleep(task.MAX_SECONDS)
+  end
+end
+
 --- Is the container info (an inspect, or a list entry) the one rock
 --- made for the record rec? Its name is rock's for rec.id and its id is
 --- the one rec names or, when rec names none yet (a start cut during the
@@ -122,6 +132,26 @@ function M.is_recorded(info, rec)
   if rec.container then return info.Id == rec.container end
   local labels = info.Labels or (info.Config or {}).Labels or {}
   return rec.nonce ~= nil and labels["rock.nonce"] == rec.nonce
+end
+
+--- Remove the container of a sandbox whose start or host was cut short
+--- (its record rec): the one rec names, or that its create made, if it
+--- is that sandbox's (is_recorded). Returns true once none is left; false
+--- and the seconds to wait when rec names no container yet and was made
+--- less than CREATE_WAIT ago (unless final): the engine finishes a create
+--- whose client died, so the container may still land. An engine that
+--- does not answer raises (the record must then stay: it is the proof).
+function M.release(rec, final)
+  local e = engine.connect(rec.engine_socket or rec.backend)
+  local ok, info = pcall(e.container_inspect, e, rec.container or M.container_name(rec.id))
+  if ok then
+    if M.is_recorded(info, rec) then e:container_remove(info.Id, true) end
+    return true
+  end
+  if not errors.is(info, "not_found") then error(info, 0) end
+  local left = (tonumber(rec.created) or 0) + M.CREATE_WAIT - os.time()
+  if not final and not rec.container and rec.nonce and left > 0 then return false, left end
+  return true
 end
 
 --- Why a container that should be running is not: its state and the
@@ -159,6 +189,7 @@ function M.start(sb, opts, phase)
 
   sb.dir = state.make_sandbox_dir(sb.id) -- from here on, stop removes it
   local ok, err = pcall(function()
+    pause("dir")
     phase("container_create", "running", "creating container")
     sb.container_name = M.container_name(sb.id) -- stop removes it by name if the create was cut
     sb.nonce = nonce()
@@ -173,18 +204,22 @@ function M.start(sb, opts, phase)
     -- from here on (a kill -9), gc and a restarted server can prove the
     -- container this sandbox's (its name and nonce) and remove it
     state.write_record(sb.dir, rec)
+    pause("record")
     sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
     local created, c = pcall(e.container_create, e, sb.container_name, config)
     sb.creating = false
     if not created then error(c, 0) end
     sb.container = c
+    pause("created")
     rec.container = sb.container
     state.write_record(sb.dir, rec)
     phase("container_create", "success", "container " .. sb.container:sub(1, 12))
+    pause("recorded")
 
     phase("container_start", "running", "starting container")
     e:container_start(sb.container)
     phase("container_start", "success", "started")
+    pause("started")
 
     phase("rocklet_ready", "running", "waiting for the rocklet")
     local info = e:container_inspect(sb.container)
@@ -197,10 +232,12 @@ function M.start(sb, opts, phase)
     rec.rocklet_pid, rec.socket = pid, sb.socket
     state.write_record(sb.dir, rec)
     phase("rocklet_ready", "running", "waiting for " .. sb.socket)
+    pause("pid")
     rocklet.wait_ready(sb.socket, opts.startup_timeout, function()
       return why_not_running(e, sb.container)
     end, pid)
     phase("rocklet_ready", "success", "rocklet answers")
+    pause("ready")
   end)
   if not ok then
     task.shield(pcall, M.stop, sb) -- even past the deadline that cut the start
