@@ -60,21 +60,34 @@ local function binds(mounts)
   return out
 end
 
---- The Engine API ContainerConfig for sb.
-function M.config(sb, opts)
+--- The Engine API ContainerConfig for sb. opts.limits (sandbox.start
+--- checks them: bytes, a count; nil is none): memory bounds RAM with no
+--- swap on top (Memory = MemorySwap: past it the kernel's OOM killer ends
+--- a process inside), pids_limit the processes and threads (PidsLimit),
+--- disk every file (the rocklet's --max-file-size) and the writable
+--- layer: StorageOpt size when the engine has quotas (with_storage_opt),
+--- else the watch (watch_disk).
+function M.config(sb, opts, with_storage_opt)
   local lease = opts.auto_clear_seconds or M.DEFAULT_LEASE
+  local limits = opts.limits or {}
   local me = state.me()
   local hb = binds(opts.mounts)
   table.insert(hb, 1, core.rocklet_path() .. ":" .. IN_ROCKLET .. ":ro")
   local host = {
     Binds = hb,
     NetworkMode = opts.network or "none",
-    Memory = images.parse_size(opts.memory, "sandbox.start: memory"),
+    Memory = limits.memory, MemorySwap = limits.memory,
     NanoCpus = opts.cpus and math.floor(opts.cpus * 1e9) or nil,
-    PidsLimit = opts.pids_limit,
+    PidsLimit = limits.pids_limit,
+    StorageOpt = with_storage_opt and limits.disk and { size = tostring(limits.disk) } or nil,
     Init = false,
   }
   for k, v in pairs(opts.engine_args or {}) do host[k] = v end
+  local cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE, "--idle-timeout", tostring(lease) }
+  if limits.disk then
+    cmd[#cmd + 1] = "--max-file-size"
+    cmd[#cmd + 1] = tostring(limits.disk)
+  end
   return {
     Image = sb.image,
     -- the rocklet is the init and runs as root whatever the image's USER
@@ -82,8 +95,7 @@ function M.config(sb, opts)
     -- remote_user); commands default to root, as in ROCK
     User = "0",
     Entrypoint = { IN_ROCKLET },
-    Cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE,
-            "--idle-timeout", tostring(lease) },
+    Cmd = cmd,
     Env = opts.env and next(opts.env) and env_list(opts.env) or nil,
     Labels = {
       ["rock.sandbox"] = sb.id,
@@ -154,6 +166,60 @@ function M.release(rec, final)
   return true
 end
 
+-- Engines known to refuse StorageOpt size, by socket (docker's overlay2
+-- and podman's overlay want xfs with pquota for it).
+local quotas = {}
+
+--- The disk watch, for a disk limit the engine cannot hold itself: the
+--- size of the container's writable layer (SizeRw) is read every
+--- (limit - size) / DISK_RATE seconds (within DISK_POLL), so a sandbox
+--- writing at up to DISK_RATE is seen within DISK_POLL[1] of passing its
+--- limit; past it the container is killed and the sandbox is stopped with
+--- that reason (gone). A file is bounded exactly (--max-file-size); the
+--- layer by what is written between two reads.
+M.DISK_RATE = 2 * 1024 ^ 3 -- bytes/s: a fast NVMe disk (this machine's docker writes ~0.25 GB/s)
+M.DISK_POLL = { 0.25, 30 }  -- seconds between reads, least and most
+
+local function human(n)
+  for _, u in ipairs({ { 1024 ^ 3, "GiB" }, { 1024 ^ 2, "MiB" }, { 1024, "KiB" } }) do
+    if n >= u[1] then return string.format("%.1f %s", n / u[1], u[2]) end
+  end
+  return string.format("%d bytes", n)
+end
+
+local function watch_disk(sb, limit)
+  local timer = uv.new_timer()
+  sb.disk_timer = timer
+  local function close() if not timer:is_closing() then timer:close() end end
+  local function again(seconds)
+    if timer:is_closing() then return end
+    timer:start(math.floor(seconds * 1000), 0, function()
+      task.spawn(function()
+        if timer:is_closing() or sb._released or sb.state == "stopped" then return end
+        local ok, info = pcall(sb.engine.container_inspect_size, sb.engine, sb.container)
+        local used = ok and tonumber(info.SizeRw)
+        if timer:is_closing() or sb._released then return end -- stopped meanwhile
+        if used and used > limit then
+          sb.limit_reason = string.format("disk limit exceeded: the sandbox wrote %s (its writable layer), " ..
+            "its limit (disk) is %s", human(used), human(limit))
+          require("rock.log").warn("sandbox", "%s: %s: stopping it", sb.id, sb.limit_reason)
+          close()
+          pcall(sb.engine.container_kill, sb.engine, sb.container, "KILL")
+          if sb._check_gone then sb:_check_gone() end
+        elseif ok then
+          again(math.max(M.DISK_POLL[1], math.min(M.DISK_POLL[2], (limit - (used or 0)) / M.DISK_RATE)))
+        elseif errors.is(info, "not_found") then
+          close()
+        else
+          again(M.DISK_POLL[2]) -- the engine does not answer now
+        end
+      end)
+    end)
+    timer:unref()
+  end
+  again(math.max(M.DISK_POLL[1], math.min(M.DISK_POLL[2], limit / M.DISK_RATE)))
+end
+
 --- Why a container that should be running is not: its state and the
 --- last lines it wrote. nil while it runs.
 local function why_not_running(e, id)
@@ -193,7 +259,8 @@ function M.start(sb, opts, phase)
     phase("container_create", "running", "creating container")
     sb.container_name = M.container_name(sb.id) -- stop removes it by name if the create was cut
     sb.nonce = nonce()
-    local config = M.config(sb, opts)
+    local limits = opts.limits or {}
+    local config = M.config(sb, opts, limits.disk ~= nil and quotas[e.socket] ~= false)
     local rec = {
       id = sb.id, backend = sb.backend, image = sb.image,
       owner = config.Labels["rock.owner"], engine_socket = e.socket,
@@ -207,8 +274,16 @@ function M.start(sb, opts, phase)
     pause("record")
     sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
     local created, c = pcall(e.container_create, e, sb.container_name, config)
+    if not created and config.HostConfig.StorageOpt and tostring(c.message):find("storage%-opt") then
+      quotas[e.socket] = false -- the engine has no quota here (overlay on ext4): the watch bounds it
+      config = M.config(sb, opts, false)
+      created, c = pcall(e.container_create, e, sb.container_name, config)
+    end
     sb.creating = false
     if not created then error(c, 0) end
+    sb.disk_by = limits.disk and (config.HostConfig.StorageOpt and "storage_opt" or "watch") or nil
+    rec.limits = { memory = limits.memory, pids_limit = limits.pids_limit, disk = limits.disk,
+                   disk_by = sb.disk_by }
     sb.container = c
     pause("created")
     rec.container = sb.container
@@ -237,6 +312,7 @@ function M.start(sb, opts, phase)
       return why_not_running(e, sb.container)
     end, pid)
     phase("rocklet_ready", "success", "rocklet answers")
+    if sb.disk_by == "watch" then watch_disk(sb, limits.disk) end
     pause("ready")
   end)
   if not ok then
@@ -258,11 +334,16 @@ function M.attach(sb, rec)
   end
   sb.rocklet_pid, sb.socket = pid, M.socket_path(pid)
   rocklet.call(sb.socket, "/is_alive", {}, 5, pid)
+  local limits = rec.limits or {}
+  sb.disk_by = limits.disk_by
+  local disk = math.tointeger(limits.disk)
+  if limits.disk_by == "watch" and disk and disk > 0 then watch_disk(sb, disk) end
 end
 
 --- Why the rocklet is gone (its container stopped or went), or nil while
 --- the container runs.
 function M.gone(sb)
+  if sb.limit_reason then return sb.limit_reason end
   if not sb.container then return "no container" end
   local ok, info = pcall(sb.engine.container_inspect, sb.engine, sb.container)
   if not ok then -- only an engine that says so is proof, not one that is unreachable
@@ -379,6 +460,7 @@ function M.stop(sb)
   -- (its own request is bounded by the engine client's timeout).
   local deadline = uv.now() + M.CREATE_WAIT * 1000
   while sb.creating and uv.now() < deadline do task.sleep(0.02) end
+  if sb.disk_timer and not sb.disk_timer:is_closing() then sb.disk_timer:close() end
   local which = sb.container or sb.container_name
   if which then
     -- a create cut by a deadline (rock.timeout) may have made the
