@@ -353,7 +353,7 @@ end
 --- archive that holds the config, the manifest and an empty file per
 --- layer. The engine reads none of those files: docker loads no layer
 --- it has already, podman reuses a layer it has by its digest. Returns
---- the new image's id; raises image_not_found when a layer is missing.
+--- the new image's id; an engine that lacks a layer refuses the archive.
 function Engine:image_from_config(config)
   local layers, files = {}, {}
   for i = 1, #config.rootfs.diff_ids do

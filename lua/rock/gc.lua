@@ -7,9 +7,12 @@
 -- (sb:keep(), teardown's keep_on_failure) is spared after its owner died
 -- until its lease ends its container. A dir is removed only when proven
 -- abandoned: its record, or the owner mark made with it (state.lua), names
--- a dead owner; a dir with neither is left and reported. gc removes the
--- container, the dir and, for local sandboxes, kills the rocklet's process
--- group. It runs from `rock gc` and at every host start (gc.once).
+-- a dead owner; a dir with neither is left and reported. A container is
+-- removed only when proven rock's: its name and its sandbox's record
+-- (claim), not its labels, which images committed from it pass on. gc
+-- removes the container, the dir and, for local sandboxes, kills the
+-- rocklet's process group. It runs from `rock gc` and at every host start
+-- (gc.once).
 local uv = require "luv"
 local core = require "rock.core"
 local log = require "rock.log"
@@ -130,13 +133,9 @@ function M.run()
           unremoved[id] = true
           report.errors[#report.errors + 1] = tostring(err)
         end
-      elseif not_ours then
-        for _, n in ipairs(c.Names or {}) do -- rock's name: a sandbox whose proof is gone
-          if n == "/" .. container.container_name(id) then
-            report.left[#report.left + 1] = { id = id, why = "container " .. c.Id:sub(1, 12) .. ": " .. not_ours }
-          end
-        end
-      else
+      elseif not_ours and container.is_named(c, id) then -- rock's, its proof gone
+        report.left[#report.left + 1] = { id = id, why = "container " .. c.Id:sub(1, 12) .. ": " .. not_ours }
+      elseif not not_ours then
         running[id] = running[id] or c.State == "running"
       end
     end
@@ -224,9 +223,7 @@ function M.ps()
       local labels = c.Labels or {}
       local id = labels["rock.sandbox"]
       local row = by_id[id]
-      local named = false -- not one rock made: a container of an image committed from a sandbox
-      for _, n in ipairs(c.Names or {}) do named = named or n == "/" .. container.container_name(tostring(id)) end
-      if not named then
+      if not container.is_named(c, id) then -- not one rock made: a container of an image committed from a sandbox
         row = nil
       elseif not row then -- another state dir's
         local owner = state.parse_owner(labels["rock.owner"])

@@ -9,10 +9,14 @@
 -- host reaches the socket through /proc/<pid>/root, pid being the
 -- container's init as the host sees it, and checks that the server is
 -- that pid (SO_PEERCRED), so a symlink planted there leads nowhere. The
--- host keeps only the record (state dir/sandboxes/<id>). No port is
--- published and the network is "none" unless asked. Labels rock.sandbox,
--- rock.owner, rock.expires and rock.dir let `rock gc` find and reap what a
--- dead host left. Read next: sandbox.lua, gc.lua.
+-- host keeps only the record (state dir/sandboxes/<id>), written before
+-- the create. No port is published and the network is "none" unless
+-- asked. Labels rock.sandbox, rock.owner, rock.expires, rock.dir and
+-- rock.nonce let `rock gc` find what a dead host left; the container's
+-- name (rock-<id>) and the record prove it rock's (images committed from
+-- it carry the labels, never the name). Limits (memory, pids, disk) are
+-- config() and watch_disk; commit() makes an image with the config of
+-- the one the sandbox started from. Read next: sandbox.lua, gc.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
@@ -131,16 +135,21 @@ local function pause(point)
   end
 end
 
+--- Does the container info (an inspect, or a list entry) carry the name
+--- rock gives sandbox id's container?
+function M.is_named(info, id)
+  local want = "/" .. M.container_name(tostring(id))
+  if info.Name == want then return true end
+  for _, n in ipairs(info.Names or {}) do if n == want then return true end end
+  return false
+end
+
 --- Is the container info (an inspect, or a list entry) the one rock
 --- made for the record rec? Its name is rock's for rec.id and its id is
 --- the one rec names or, when rec names none yet (a start cut during the
 --- create), its rock.nonce label is rec's.
 function M.is_recorded(info, rec)
-  if type(rec) ~= "table" or not state.valid_id(rec.id) then return false end
-  local want, named = "/" .. M.container_name(rec.id), false
-  if info.Name == want then named = true end
-  for _, n in ipairs(info.Names or {}) do if n == want then named = true end end
-  if not named then return false end
+  if type(rec) ~= "table" or not state.valid_id(rec.id) or not M.is_named(info, rec.id) then return false end
   if rec.container then return info.Id == rec.container end
   local labels = info.Labels or (info.Config or {}).Labels or {}
   return rec.nonce ~= nil and labels["rock.nonce"] == rec.nonce

@@ -5,7 +5,8 @@
 -- sandbox until it is deleted). Every data-plane call touches its entry
 -- (the lease); reap() stops those whose lease lapsed. A server restarted
 -- on the same ROCK_HOME adopts the container sandboxes its predecessor
--- left running (adopt()): their records carry the entry's fields.
+-- left running (adopt()): their records carry the entry's fields; what
+-- its starts cut by a kill left, adopt() removes.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -226,7 +227,7 @@ function Registry:adopt()
   local me = state.owner_label(state.me())
   local n = 0
   local function release(rec, dir, id, final)
-    if self.entries[id] then return true end
+    if self.entries[id] then return end
     local ok, done, wait = pcall(sandbox.release, rec, dir, final)
     if not ok then log.warn("serve", "cannot remove what sandbox %s left: %s", id, tostring(done)) end
     if ok and done == false then
