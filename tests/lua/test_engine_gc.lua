@@ -42,13 +42,7 @@ local function gone(pid)
   return st == "Z"
 end
 
-local function wait_until(what, pred, seconds)
-  for _ = 1, seconds * 20 do
-    if pred() then return end
-    rock.sleep(0.05)
-  end
-  error("timed out waiting until " .. what)
-end
+local wait_until = T.wait_until
 
 T.test("kill -9 of a host with 5 live sandboxes, then rock gc: nothing left", function()
   local procs, containers, ids = {}, {}, {}

@@ -30,13 +30,7 @@ local function ours()
   return out
 end
 
-local function wait_until(what, pred, seconds)
-  for _ = 1, seconds * 10 do
-    if pred() then return end
-    rock.sleep(0.1)
-  end
-  error("timed out waiting until " .. what, 2)
-end
+local wait_until = T.wait_until
 
 -- points of a start (backends/container.lua), what a kill there leaves,
 -- and whether the restarted server serves the sandbox again
