@@ -1,13 +1,12 @@
 /* main.c: the rocklet, rock's agent inside every sandbox.
  *   rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] [--owner-pid P]
- *                 [--max-file-size BYTES]
  * Serves the HTTP API of routes.c on a unix socket, on one libuv loop.
  * It is a child subreaper (PID 1 in a container: the init), so every
  * process it starts, however deep, is reaped here and killed on the way
  * out: on /close, SIGTERM/SIGINT/SIGHUP, idle expiry, or the owner's death
- * (--owner-pid: PDEATHSIG, for the local backend). --max-file-size sets
- * RLIMIT_FSIZE, soft and hard, for itself and so for every process it
- * starts (the sandbox's disk limit, per file). */
+ * (--owner-pid: PDEATHSIG, for the local backend). --max-file-size BYTES
+ * sets RLIMIT_FSIZE, soft and hard, for itself and so for every process
+ * it starts (the sandbox's disk limit, per file). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>

@@ -29,9 +29,6 @@ M.DEFAULT_EVAL_TIMEOUT = 1800
 ---@field test_cmd string       default "pytest -rA --tb=no -p no:cacheprovider"
 ---@field startup_source string[] files the eval script sources first (default none)
 ---@field eval_timeout number   seconds, default 1800
----@field memory string|number|nil  the sandbox's memory limit ("16g"; default episode.SANDBOX_LIMITS)
----@field pids_limit integer|nil     its process limit
----@field disk string|number|nil    its disk limit
 
 local function is_null(v) return v == nil or v == json.null end
 
@@ -122,10 +119,6 @@ function M.normalize(t)
     end
   end
   out.startup_source = src or {}
-  -- the sandbox's limits (episode.sandbox_limits): checked as sandbox.start checks them
-  local lok, lerr = pcall(require("rock.sandbox").limits,
-    { memory = out.memory, pids_limit = out.pids_limit, disk = out.disk })
-  if not lok then return nil, (tostring(lerr.message or lerr):gsub("^sandbox%.start: ", "")) end
   local to = out.eval_timeout
   if to == nil then
     out.eval_timeout = M.DEFAULT_EVAL_TIMEOUT
