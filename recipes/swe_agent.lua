@@ -2,7 +2,8 @@
 -- patch is graded as SWE-bench grades it; the trajectories are kept.
 --   rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model
 --     [--replay FILE] --out DIR [--workers N] [--backend auto|docker|podman|local]
---     [--step-limit N] [--cost-limit X] [--resume] [--finish-only] ...
+--     [--step-limit N] [--cost-limit X] [--memory 8g] [--pids-limit 1024]
+--     [--disk 10g] [--resume] [--finish-only] ...
 -- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
 -- DIR/eval/<instance_id>.log (docs/agent.md). Ctrl-C or SIGTERM ends the
 -- running tasks as `aborted` (written, their sandboxes stopped); --resume
@@ -23,6 +24,9 @@ local o = rock.flags.parse(arg, {
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
   wall_limit = { type = "number", default = 0, help = "seconds of agent time per task (0 = none)" },
   command_timeout = { type = "number", default = 60, help = "seconds per bash command" },
+  memory = { help = "each sandbox's memory limit, e.g. 4g (default 8g; 0 = none; a task's own field wins)" },
+  pids_limit = { type = "number", help = "each sandbox's process limit (default 1024; 0 = none)" },
+  disk = { help = "each sandbox's disk limit, e.g. 20g (default 10g; 0 = none)" },
   mode = { default = "tools", help = "model policy: tools (tool calls) | text (one ```bash block)" },
   model = { help = "model name (default $ROCK_LLM_MODEL)" },
   base_url = { help = "OpenAI-compatible endpoint (default $ROCK_LLM_BASE_URL)" },
@@ -51,6 +55,7 @@ local summary = rock.agent.run(tasks, {
   workers = o.workers, resume = o.resume, backend = o.backend,
   step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
   wall_limit = o.wall_limit, command_timeout = o.command_timeout,
+  sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk },
   eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
   teardown = { keep_on_failure = o.keep_on_failure },
 })

@@ -26,6 +26,7 @@ static const op_t OPS[] = {
     {"image_tag", "POST", "/images/{name}/tag", IMAGE_404}, /* repo=, tag= */
     {"image_save", "GET", "/images/{name}/get", IMAGE_404},
     {"image_load", "POST", "/images/load", 0},
+    {"image_history", "GET", "/images/{name}/history", IMAGE_404},
     {"container_create", "POST", "/containers/create", IMAGE_404}, /* name= */
     {"container_start", "POST", "/containers/{id}/start", 0},
     {"container_inspect", "GET", "/containers/{id}/json", 0},

@@ -5,7 +5,9 @@
  * It is a child subreaper (PID 1 in a container: the init), so every
  * process it starts, however deep, is reaped here and killed on the way
  * out: on /close, SIGTERM/SIGINT/SIGHUP, idle expiry, or the owner's death
- * (--owner-pid: PDEATHSIG, for the local backend). */
+ * (--owner-pid: PDEATHSIG, for the local backend). --max-file-size BYTES
+ * sets RLIMIT_FSIZE, soft and hard, for itself and so for every process
+ * it starts (the sandbox's disk limit, per file). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +35,7 @@ static uv_idle_t exit_idle;
 static void usage(FILE *f) {
   fprintf(f,
           "usage: rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] "
-          "[--owner-pid PID]\n"
+          "[--owner-pid PID] [--max-file-size BYTES]\n"
           "       rocklet --version\n"
           "Serves rock's sandbox API (sessions, execute, files) over HTTP on a "
           "unix socket.\n");
@@ -117,6 +119,32 @@ static void raise_fd_limit(void) {
   }
 }
 
+/* The largest file anything here may write: RLIMIT_FSIZE, soft and hard
+ * (a process without CAP_SYS_RESOURCE cannot raise it again), inherited
+ * by every child. The rocklet itself ignores SIGXFSZ: a write of its own
+ * past the limit (an output spill) fails with EFBIG instead of killing
+ * it; its children get the default back (child.c). */
+static int limit_file_size(const char *v) {
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno || end == v || *end || *v == '-' || n == 0) {
+    fprintf(stderr, "rocklet: --max-file-size wants a positive number of bytes, got %s\n", v);
+    return -1;
+  }
+  struct rlimit r;
+  if (getrlimit(RLIMIT_FSIZE, &r)) r.rlim_max = RLIM_INFINITY;
+  rlim_t want = (rlim_t)n;
+  if (r.rlim_max != RLIM_INFINITY && r.rlim_max < want) want = r.rlim_max;
+  r.rlim_cur = r.rlim_max = want;
+  if (setrlimit(RLIMIT_FSIZE, &r)) {
+    fprintf(stderr, "rocklet: cannot limit file sizes to %s bytes: %s\n", v, strerror(errno));
+    return -1;
+  }
+  signal(SIGXFSZ, SIG_IGN);
+  return 0;
+}
+
 static int serve(const char *sock, const char *dir, pid_t owner) {
   if (owner > 0) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -198,7 +226,9 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--dir")) dir = v;
     else if (!strcmp(a, "--idle-timeout")) idle_timeout = atof(v);
     else if (!strcmp(a, "--owner-pid")) owner = atoi(v);
-    else {
+    else if (!strcmp(a, "--max-file-size")) {
+      if (limit_file_size(v)) return 2;
+    } else {
       fprintf(stderr, "rocklet: unknown option %s\n", a);
       usage(stderr);
       return 2;

@@ -20,6 +20,9 @@ function M.gc()
   for _, r in ipairs(gc.once_report and gc.once_report.removed or {}) do
     table.insert(report.removed, 1, r)
   end
+  for _, e in ipairs(gc.once_report and gc.once_report.errors or {}) do
+    table.insert(report.errors, 1, e)
+  end
   for _, r in ipairs(report.removed) do
     print(string.format("removed %s (%s): %s", r.id, r.backend, r.why))
   end

@@ -103,6 +103,10 @@ function Engine:image_list(filters)
   return self:call("image_list", filters and { filters = cjson.encode(filters) } or nil)
 end
 
+--- The image's history, newest first: {Created=, CreatedBy=, Comment=,
+--- Size=} each.
+function Engine:image_history(name) return self:call("image_history", { name = name }) end
+
 function Engine:image_remove(name, force)
   return self:call("image_remove", { name = name, force = force and "true" or "false" })
 end
@@ -249,11 +253,143 @@ function Engine:container_inspect_size(id)
   return self:call("container_inspect", { id = id, size = "true" })
 end
 
---- Commit a container's filesystem as repo:tag; returns the image id.
+--- Commit a container's filesystem as an image, named repo:tag, or
+--- untagged when repo is nil; returns the image id. The config is what
+--- the engine makes of the container's (labels, entrypoint and all):
+--- backends/container.lua's commit gives the image its own config after.
 function Engine:container_commit(id, repo, tag, timeout)
-  local r = self:call("container_commit", { container = id, repo = repo, tag = tag or "latest" },
-    { timeout = timeout or 600 })
+  local params = { container = id }
+  if repo then params.repo, params.tag = repo, tag or "latest" end
+  -- podman reads a body, docker merges it into the config: {} is "none"
+  local r = self:call("container_commit", params, { body = "{}", timeout = timeout or 600 })
   return type(r) == "table" and r.Id or nil
+end
+
+-- image references ------------------------------------------------------------
+
+-- A path component: [a-z0-9]+ runs joined by ".", "_", "__" or dashes.
+local function path_component(c)
+  if not c:match("^[a-z0-9]") or not c:match("[a-z0-9]$") or c:find("[^a-z0-9._-]") then return false end
+  for sep in c:gmatch("[^a-z0-9]+") do
+    if sep ~= "." and sep ~= "_" and sep ~= "__" and not sep:match("^%-+$") then return false end
+  end
+  return true
+end
+
+-- A registry host[:port]: dot-separated [A-Za-z0-9] labels (dashes
+-- inside), or an [IPv6] address.
+local function domain(d)
+  local host, port = d:match("^(.-):(%d+)$")
+  host = host or d
+  if d:find(":") and not port and not d:match("^%[[%x:]+%]$") then return false end
+  if host:match("^%[[%x:]+%]$") then return true end
+  for label in (host .. "."):gmatch("([^.]*)%.") do
+    if not (label:match("^[A-Za-z0-9]$") or label:match("^[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9]$")) then
+      return false
+    end
+  end
+  return true
+end
+
+--- Parse an image reference for a name to give an image (a commit, a
+--- tag), as Docker's reference grammar (distribution/reference) reads it:
+--- [host[:port]/]component[/component...][:tag], components lowercase
+--- ([a-z0-9] runs joined by ".", "_", "__" or dashes), the tag
+--- [A-Za-z0-9_][A-Za-z0-9_.-]{0,127} (default "latest"), the name at most
+--- 255 characters and not 64 hex digits (an image id). A digest (@sha256:)
+--- names content, not a new image: refused. Returns {repo=, tag=, name=
+--- "repo:tag"}; raises invalid_argument saying what is wrong.
+function M.parse_reference(s)
+  local function bad(why)
+    errors.raise("invalid_argument", string.format("invalid image reference %q: %s", tostring(s), why))
+  end
+  if type(s) ~= "string" or s == "" then bad("it is empty") end
+  if s:find("@", 1, true) then bad("a digest (@...) cannot name a new image") end
+  local name, tag = s, "latest"
+  local colon = s:match("^.*():")
+  if colon and not s:find("/", colon, true) then
+    name, tag = s:sub(1, colon - 1), s:sub(colon + 1)
+    if #tag > 128 or not tag:match("^[%w_][%w_.%-]*$") then
+      bad("the tag must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+    end
+  end
+  if name == "" then bad("the name is empty") end
+  if #name > 255 then bad("the name is longer than 255 characters") end
+  if name:match("^%x+$") and #name == 64 then bad("64 hex digits name an image id, not a repository") end
+  local parts = {}
+  for p in (name .. "/"):gmatch("([^/]*)/") do parts[#parts + 1] = p end
+  local first = 1
+  if #parts > 1 and (parts[1]:find("[.:]") or parts[1] == "localhost" or parts[1]:find("%u")) then
+    if not domain(parts[1]) then bad("the registry host '" .. parts[1] .. "' is not host[:port]") end
+    first = 2
+  end
+  for i = first, #parts do
+    local c = parts[i]
+    if c:find("%u") then bad("the repository name must be lowercase") end
+    if c:find(":", 1, true) then bad("a tag comes once, at the end (name:tag)") end
+    if not path_component(c) then
+      bad("'" .. c .. "' is not a name component ([a-z0-9] joined by '.', '_', '__' or '-')")
+    end
+  end
+  return { repo = name, tag = tag, name = name .. ":" .. tag }
+end
+
+-- an image from a config -------------------------------------------------------
+
+-- One ustar entry: a 512-byte header, then data padded to 512 bytes.
+local function tar_entry(name, data)
+  local function octal(n, width) return string.format("%0" .. (width - 1) .. "o", n) .. "\0" end
+  local function field(v, width) return v .. string.rep("\0", width - #v) end
+  local head = field(name, 100) .. octal(420, 8) .. octal(0, 8) .. octal(0, 8) .. octal(#data, 12)
+    .. octal(0, 12)
+  local tail = "0" .. field("", 100) .. "ustar\0" .. "00" .. field("", 32) .. field("", 32)
+    .. field("", 8) .. field("", 8) .. field("", 155)
+  local sum = 0
+  for _, part in ipairs({ head, "        ", tail }) do
+    for i = 1, #part do sum = sum + part:byte(i) end
+  end
+  local header = head .. string.format("%06o", sum) .. "\0 " .. tail
+  header = header .. string.rep("\0", 512 - #header)
+  return header .. data .. string.rep("\0", (512 - #data % 512) % 512)
+end
+
+--- A new image whose layers are those the engine has for the diff ids in
+--- config.rootfs and whose config is config (an image config table:
+--- architecture, os, config, rootfs, history, ...): loads a docker-save
+--- archive that holds the config, the manifest and an empty file per
+--- layer. The engine reads none of those files: docker loads no layer
+--- it has already, podman reuses a layer it has by its digest. Returns
+--- the new image's id; an engine that lacks a layer refuses the archive.
+function Engine:image_from_config(config)
+  local layers, files = {}, {}
+  for i = 1, #config.rootfs.diff_ids do
+    layers[i] = "layers/" .. i .. ".tar"
+    files[#files + 1] = tar_entry(layers[i], "")
+  end
+  local json = require "rock.json"
+  table.insert(files, 1, tar_entry("config.json", json.encode(config)))
+  files[#files + 1] = tar_entry("manifest.json", json.encode({
+    { Config = "config.json", RepoTags = json.array(), Layers = layers } }))
+  files[#files + 1] = string.rep("\0", 1024)
+  local uv = require "luv"
+  local fd, tmp = uv.fs_mkstemp((os.getenv("TMPDIR") or "/tmp") .. "/rock-image-XXXXXX")
+  if not fd then errors.raise("io_error", "cannot make a temp file for the image config: " .. tostring(tmp)) end
+  local data = table.concat(files)
+  local n, werr = uv.fs_write(fd, data, 0)
+  local closed, cerr = uv.fs_close(fd)
+  if n ~= #data or not closed then
+    uv.fs_unlink(tmp)
+    errors.raise("io_error", "cannot write " .. tmp .. ": " .. tostring(werr or cerr or "short write"))
+  end
+  local ok, names = pcall(self.image_load, self, tmp, 120)
+  uv.fs_unlink(tmp)
+  if not ok then error(names, 0) end
+  for _, name in ipairs(names) do
+    local id = name:match("^sha256:(%x+)$") or name:match("^(%x+)$")
+    if id and #id == 64 then return "sha256:" .. id end
+  end
+  errors.raise("engine_error", "the engine loaded the image config but named no image id: " ..
+    table.concat(names, ", "), { engine = self.kind })
 end
 
 M.Engine = Engine

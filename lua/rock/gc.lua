@@ -7,15 +7,19 @@
 -- (sb:keep(), teardown's keep_on_failure) is spared after its owner died
 -- until its lease ends its container. A dir is removed only when proven
 -- abandoned: its record, or the owner mark made with it (state.lua), names
--- a dead owner; a dir with neither is left and reported. gc removes the
--- container, the dir and, for local sandboxes, kills the rocklet's process
--- group. It runs from `rock gc` and at every host start (gc.once).
+-- a dead owner; a dir with neither is left and reported. A container is
+-- removed only when proven rock's: its name and its sandbox's record
+-- (claim), not its labels, which images committed from it pass on. gc
+-- removes the container, the dir and, for local sandboxes, kills the
+-- rocklet's process group. It runs from `rock gc` and at every host start
+-- (gc.once).
 local uv = require "luv"
 local core = require "rock.core"
 local log = require "rock.log"
 local state = require "rock.state"
 local engine = require "rock.engine"
 local rocklet = require "rock.rocklet"
+local container = require "rock.backends.container"
 
 local M = {}
 
@@ -62,17 +66,48 @@ local function kill_local(rec, dir)
   uv.kill(rec.pid, "sigkill")
 end
 
+--- The sandbox a container labelled rock.sandbox is, as {id=, dir=,
+--- record=}, or nil and why not. Its labels prove nothing: an image
+--- committed from a sandbox passes them to every container started from
+--- it (and a user's `docker run` of it is no sandbox). What proves it is
+--- a record, in the sandbox dir its rock.dir label names, that names the
+--- container (container.is_recorded: rock's name for the sandbox, and
+--- the container's id or its create's nonce); in a dir with no readable
+--- record (a start of an older rock cut before its record), the name and
+--- the owner mark, the same owner as the label.
+local function claim(c)
+  local labels = c.Labels or {}
+  local id, dir = labels["rock.sandbox"], labels["rock.dir"]
+  if not state.valid_id(id) then return nil, "its rock.sandbox label is no sandbox id" end
+  if type(dir) ~= "string" or not dir:match("/sandboxes/" .. id:gsub("%p", "%%%0") .. "$") then
+    return nil, "its rock.dir label is no sandbox dir of " .. id
+  end
+  local rec = state.read_record(dir)
+  if rec then
+    if rec.id == id and container.is_recorded(c, rec) then return { id = id, dir = dir, record = rec } end
+    return nil, "its sandbox's record names another container"
+  end
+  local mark = uv.fs_stat(dir) and state.marked_owner(dir)
+  if mark and state.owner_label(mark) == labels["rock.owner"]
+      and container.is_recorded(c, { id = id, nonce = labels["rock.nonce"] }) then
+    return { id = id, dir = dir }
+  end
+  return nil, "no record of its sandbox names it"
+end
+
 --- Reap garbage. Returns {removed = {{id=, backend=, why=}, ...},
---- errors = {...}, left = {{id=, why=}, ...}} (left: dirs gc cannot prove
---- abandoned).
+--- errors = {...}, left = {{id=, why=}, ...}} (left: what gc cannot prove
+--- abandoned: dirs, and containers named as rock names its own whose
+--- sandbox has no record left).
 function M.run()
   local report = { removed = {}, errors = {}, left = {} }
   local running = {} -- sandbox id -> its container runs
+  local unremoved = {} -- sandbox id -> its container could not be removed: its record stays
   local function removed(id, backend, why)
     report.removed[#report.removed + 1] = { id = id, backend = backend, why = why }
   end
   -- containers, by label, in every engine that answers
-  local answering = engines()
+  local answering, gone = engines(), {}
   for _, e in ipairs(answering) do
     local ok, list = pcall(e.container_list, e, "rock.sandbox")
     if not ok then report.errors[#report.errors + 1] = tostring(list); list = {} end
@@ -80,25 +115,27 @@ function M.run()
       local labels = c.Labels or {}
       local id = labels["rock.sandbox"] or "?"
       local owner = state.parse_owner(labels["rock.owner"])
-      local why
+      local why, sb, not_ours
       if not state.owner_alive(owner) then -- the owner first: never a live one's
-        local rec = labels["rock.dir"] and state.read_record(labels["rock.dir"]) or {}
-        if not rec.kept or c.State ~= "running" then
+        sb, not_ours = claim(c)
+        local rec = sb and sb.record or {}
+        if sb and (not rec.kept or c.State ~= "running") then
           why = rec.kept and ("kept, container " .. tostring(c.State)) or "owner dead"
         end
       end
       if why then
         local ok2, err = pcall(e.container_remove, e, c.Id, true)
         if ok2 then
-          local dir = labels["rock.dir"]
-          if dir and state.valid_id(id) and dir:match("/sandboxes/" .. id:gsub("%p", "%%%0") .. "$") then
-            pcall(state.remove_dir, dir)
-          end
+          gone[id] = true
+          pcall(state.remove_dir, sb.dir)
           removed(id, e.kind, why)
         else
+          unremoved[id] = true
           report.errors[#report.errors + 1] = tostring(err)
         end
-      else
+      elseif not_ours and container.is_named(c, id) then -- rock's, its proof gone
+        report.left[#report.left + 1] = { id = id, why = "container " .. c.Id:sub(1, 12) .. ": " .. not_ours }
+      elseif not not_ours then
         running[id] = running[id] or c.State == "running"
       end
     end
@@ -111,9 +148,21 @@ function M.run()
     if not owner then
       report.left[#report.left + 1] = { id = s.id,
         why = "no readable record and no owner mark: cannot prove it abandoned" }
-    elseif not state.owner_alive(owner) then
+    elseif not state.owner_alive(owner) and not unremoved[s.id] then
       if not (rec and rec.kept and running[s.id]) then
         why = rec and "owner dead" or "owner dead (no readable record)"
+      end
+    end
+    -- a container sandbox's record is the proof its container is rock's:
+    -- it stays until the container is gone (container.release; the pass
+    -- above removed those it found), and while a create its dead host
+    -- sent may still land
+    if why and rec and rec.engine_socket and not gone[s.id] then
+      local ok, done = pcall(container.release, rec)
+      if not ok or done == false then
+        why = nil
+        report.left[#report.left + 1] = { id = s.id, why = ok and "its container create may still land"
+          or ("its engine does not answer (" .. tostring(done.message or done) .. "): its container cannot be removed") }
       end
     end
     if why then
@@ -174,15 +223,19 @@ function M.ps()
       local labels = c.Labels or {}
       local id = labels["rock.sandbox"]
       local row = by_id[id]
-      if not row then -- another state dir's
+      if not container.is_named(c, id) then -- not one rock made: a container of an image committed from a sandbox
+        row = nil
+      elseif not row then -- another state dir's
         local owner = state.parse_owner(labels["rock.owner"])
         row = { id = id, backend = e.kind, owner = labels["rock.owner"],
                 owner_alive = state.owner_alive(owner), image = c.Image,
                 age = c.Created and (os.time() - c.Created) or nil }
         out[#out + 1] = row
       end
-      row.state = c.State
-      row.container = c.Id:sub(1, 12)
+      if row then
+        row.state = c.State
+        row.container = c.Id:sub(1, 12)
+      end
     end
   end
   table.sort(out, function(a, b) return (a.age or 0) < (b.age or 0) end)

@@ -24,16 +24,28 @@ local trim = require("rock.text").trim
 
 local M = {}
 
---- A size in bytes from a number or "200g", "512m", "100k", "1.5t";
---- nil for nil, false or "". what names the field in the error.
+--- A size in bytes, a whole number, from a number or "200g", "512m",
+--- "100k", "1.5t" (units of 1024; "g", "gb" and "gib" alike); nil for
+--- nil, false or "". A negative, infinite or NaN number, one past 2^62,
+--- or any other text raises invalid_argument; what names the field.
 function M.parse_size(v, what)
   if v == nil or v == false or v == "" then return nil end
-  if type(v) == "number" then return math.floor(v) end
-  local n, unit = trim(tostring(v):lower()):match("^([%d%.]+)%s*([kmgt]?)i?b?$") -- trimmed first: %s*...%s*$ backtracks
-  if not n or not tonumber(n) then
-    errors.raise("invalid_argument", string.format("%s: bad size '%s'", what or "size", tostring(v)))
+  local function bad()
+    errors.raise("invalid_argument", string.format("%s: bad size '%s' (bytes, or a number with k, m, g or t)",
+      what or "size", tostring(v)))
   end
-  return math.floor(tonumber(n) * ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[unit])
+  local n
+  if type(v) == "number" then
+    n = v
+  elseif type(v) == "string" then
+    local digits, unit = trim(v:lower()):match("^([%d%.]+)%s*([kmgt]?)i?b?$") -- trimmed first: %s*...%s*$ backtracks
+    if not digits or not tonumber(digits) then bad() end
+    n = tonumber(digits) * ({ [""] = 1, k = 1024, m = 1024 ^ 2, g = 1024 ^ 3, t = 1024 ^ 4 })[unit]
+  else
+    bad()
+  end
+  if n ~= n or n < 0 or n > 2 ^ 62 then bad() end
+  return math.tointeger(math.floor(n))
 end
 local function bytes(v) return M.parse_size(v, "images budget") end
 

@@ -120,7 +120,7 @@ end
 local function start_once(backend, opts)
   local sb = setmetatable({
     backend = backend, image = opts.image, memory = opts.memory, cpus = opts.cpus,
-    auto_clear_seconds = opts.auto_clear_seconds,
+    limits = opts.limits, auto_clear_seconds = opts.auto_clear_seconds,
     state = "pending", phases = {}, state_history = {},
     create_time = now(), start_time = now(),
   }, Sandbox)
@@ -178,10 +178,51 @@ function M.attach(rec, dir)
   return sb
 end
 
+--- Remove what a sandbox no host serves any more left (its record rec,
+--- nil when unreadable, and its dir; sandbox.attach failed on it): its
+--- backend's part (a container the record proves its own) and the dir.
+--- Returns true; or false and the seconds to wait, the dir kept, when
+--- that part may still appear (a container create in flight when its
+--- host died) and final is not set. Raises, keeping the dir, when that
+--- part cannot be removed now (its engine does not answer).
+function M.release(rec, dir, final)
+  local impl = type(rec) == "table" and backends[rec.backend] and require(backends[rec.backend])
+  if impl and impl.release then
+    local done, wait = impl.release(rec, final)
+    if done == false then return false, wait end
+  end
+  state.remove_dir(dir)
+  return true
+end
+
+--- The resource limits of start options opts, checked: {memory=,
+--- pids_limit=, disk=}, bytes and a count, nil for none (an option nil or
+--- 0). memory and disk are bytes or sizes ("8g", "512m"); pids_limit a
+--- whole number. What each bounds, on which backend: docs/lua-api.md.
+function M.limits(opts)
+  local images = require "rock.images"
+  local out = {
+    memory = images.parse_size(opts.memory, "sandbox.start: 'memory'"),
+    disk = images.parse_size(opts.disk, "sandbox.start: 'disk'"),
+  }
+  local p = opts.pids_limit
+  if p ~= nil then
+    p = type(p) == "number" and math.tointeger(p)
+    if not p or p < 0 or p > 1 << 31 then
+      errors.raise("invalid_argument", "sandbox.start: 'pids_limit' must be a whole number from 0 (none) up, got " ..
+        tostring(opts.pids_limit))
+    end
+    out.pids_limit = p
+  end
+  for k, v in pairs(out) do if v == 0 then out[k] = nil end end
+  return out
+end
+
 --- Start a sandbox and wait until its rocklet answers.
 ---@param opts table {backend="auto"|"docker"|"podman"|"local", image=,
 ---  pull="missing"|"always"|"never", memory= ("8g" or bytes), cpus=,
----  pids_limit=, env={K=v}, mounts={"host:ctr[:ro]"}, network= (default
+---  pids_limit=, disk= ("10g" or bytes; the limits: M.limits, nil or 0 is
+---  none), env={K=v}, mounts={"host:ctr[:ro]"}, network= (default
 ---  "none"), engine_args= (extra HostConfig fields), auto_clear_seconds=
 ---  (idle lease), startup_timeout= (seconds to wait for the rocklet,
 ---  default M.DEFAULT_STARTUP_TIMEOUT = 60), sandbox_id= (default a fresh
@@ -209,7 +250,7 @@ function M.start(opts)
   opt(opts.env, "table", "sandbox.start", "env")
   opt(opts.mounts, "table", "sandbox.start", "mounts")
   opt(opts.engine_args, "table", "sandbox.start", "engine_args")
-  opt(opts.pids_limit, "number", "sandbox.start", "pids_limit")
+  local limits = M.limits(opts)
   local retries = opt(opts.start_retry_times, "number", "sandbox.start", "start_retry_times") or 0
   retries = math.tointeger(retries) -- a float loop bound (NaN, -1, 2^63) ran no attempt: nil, no error
   if not retries or retries < 0 or retries > M.MAX_START_RETRIES then
@@ -221,6 +262,7 @@ function M.start(opts)
   opts = {} -- the backends' copy, with the defaults filled in
   for k, v in pairs(given) do opts[k] = v end
   opts.startup_timeout = opts.startup_timeout or M.DEFAULT_STARTUP_TIMEOUT
+  opts.limits = limits
   require("rock.gc").once()
   local failures = {}
   for attempt = 1, retries + 1 do
@@ -491,7 +533,7 @@ function Sandbox:get_status()
   return {
     sandbox_id = self.id, state = self.state, is_alive = alive, stop_reason = self.stop_reason,
     status = self.phases, phases = self.phases, backend = self.backend,
-    image = self.image, cpus = self.cpus, memory = self.memory,
+    image = self.image, cpus = self.cpus, memory = self.memory, limits = self.limits,
     host_name = "localhost", host_ip = "127.0.0.1", port_mapping = {},
     create_time = self.create_time, start_time = self.start_time,
     stop_time = self.stop_time, state_history = self.state_history,

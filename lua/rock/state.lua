@@ -7,7 +7,8 @@
 -- byte is written: when the record cannot be read (a full disk, a crash
 -- mid-start) it still tells gc whose the dir is. Everything here is owner-
 -- only (dirs 0700, files 0600) whatever the umask. gc.lua reads the
--- records; the backends write them.
+-- records; the backends write them (a container's before its create:
+-- its name and the create's nonce, then its id and pid, its limits).
 local uv = require "luv"
 local core = require "rock.core"
 local cjson = require "cjson.safe"

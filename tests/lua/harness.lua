@@ -96,6 +96,16 @@ function T.test(name, fn)
   end
 end
 
+--- Wait (sleeping 0.05 s between tries) until pred() is true; raises
+--- "timed out waiting until <what>" after seconds.
+function T.wait_until(what, pred, seconds)
+  for _ = 1, seconds * 20 do
+    if pred() then return end
+    rock.sleep(0.05)
+  end
+  error("timed out waiting until " .. what, 2)
+end
+
 --- Pids of the processes whose parent is pid (from /proc).
 function T.children(pid)
   local kids = {}

@@ -42,13 +42,7 @@ local function gone(pid)
   return st == "Z"
 end
 
-local function wait_until(what, pred, seconds)
-  for _ = 1, seconds * 20 do
-    if pred() then return end
-    rock.sleep(0.05)
-  end
-  error("timed out waiting until " .. what)
-end
+local wait_until = T.wait_until
 
 T.test("kill -9 of a host with 5 live sandboxes, then rock gc: nothing left", function()
   local procs, containers, ids = {}, {}, {}
@@ -133,17 +127,19 @@ end)
 -- that is starting it; gc must look at its owner, not at its state.
 T.test("issue7-8: gc leaves a live owner's container that is not started; removes a dead owner's", function()
   local container = require "rock.backends.container"
-  local function create(owner)
-    local sb = { id = state.new_id(), image = IMAGE }
-    sb.dir = state.sandboxes_dir() .. "/" .. sb.id
+  local function create(owner) -- as a start does, up to its create
+    local sb = { id = state.new_id(), image = IMAGE, nonce = state.new_id() }
+    sb.dir = state.make_sandbox_dir(sb.id)
     local config = container.config(sb, {})
     if owner then config.Labels["rock.owner"] = owner end
-    return docker:container_create("rock-" .. sb.id, config), sb.id
+    state.write_record(sb.dir, { id = sb.id, backend = "docker", owner = config.Labels["rock.owner"],
+      engine_socket = docker.socket, container_name = container.container_name(sb.id), nonce = sb.nonce })
+    return docker:container_create(container.container_name(sb.id), config), sb.id
   end
   local me = state.me()
   local dead = state.owner_label{ host = me.host, pid = me.pid, start = me.start + 1 } -- a reused pid
-  local live_c = create(nil) -- owned by this (live) process
-  local dead_c = create(dead)
+  local live_c, live_id = create(nil) -- owned by this (live) process
+  local dead_c, dead_id = create(dead)
   local ok, err = pcall(function()
     T.eq(docker:container_inspect(live_c).State.Status, "created")
     local report = rock.gc.run()
@@ -154,8 +150,63 @@ T.test("issue7-8: gc leaves a live owner's container that is not started; remove
     for _, r in ipairs(report.removed) do why = why or r.why end
     T.eq(why, "owner dead")
   end)
+  T.ok(not rock.uv.fs_stat(state.sandboxes_dir() .. "/" .. dead_id), "the dead owner's dir removed")
   pcall(docker.container_remove, docker, live_c, true)
   pcall(docker.container_remove, docker, dead_c, true)
+  pcall(state.remove_dir, state.sandboxes_dir() .. "/" .. live_id)
+  pcall(state.remove_dir, state.sandboxes_dir() .. "/" .. dead_id)
+  if not ok then error(err, 0) end
+end)
+
+-- issue 15 item 9: images made by /commit kept rock's labels and the
+-- rocklet as entrypoint, so a container a user started from one with a
+-- plain `docker run` was reaped by gc as a dead sandbox.
+T.test("issue15-9: containers a user starts from committed images are not sandboxes: gc leaves them", function()
+  local S = dofile(arg[0]:match("(.*/)") .. "serve_client.lua")
+  local srv = S.start{ backend = "docker" }
+  local made, images = {}, {}
+  local ok, err = pcall(function()
+    local id = S.start_sandbox(srv, { image = IMAGE })
+    local sbc = docker:container_list("rock.sandbox=" .. id)[1].Id
+    local env = srv.post("execute", { sandbox_id = id, command = { "sh", "-c", "echo mine > /etc/user-mark" } })
+    T.eq(env.status, "Success", cjson.encode(env))
+    -- rock's /commit: the image's own config, no rock label
+    local tag = T.tmp_image("committed")
+    T.eq(srv.post("commit", { sandbox_id = id, image_tag = tag }).status, "Success")
+    images[#images + 1] = tag
+    local src, img = docker:image_inspect(IMAGE).Config, docker:image_inspect(tag).Config
+    for k in pairs(img.Labels ~= cjson.null and img.Labels or {}) do
+      T.ok(k:sub(1, 5) ~= "rock.", "label " .. k .. " on the committed image")
+    end
+    T.eq(cjson.encode(img.Entrypoint), cjson.encode(src.Entrypoint), "entrypoint")
+    T.eq(cjson.encode(img.Cmd), cjson.encode(src.Cmd), "cmd")
+    T.eq(img.User, src.User, "user")
+    -- a user's own `docker commit` of the sandbox: it keeps rock's labels
+    local raw = T.tmp_image("raw")
+    docker:container_commit(sbc, raw:match("^(.*):"), raw:match(":([^:]*)$"))
+    images[#images + 1] = raw
+    srv.kill("KILL") -- the owner dies: its sandbox is garbage now
+    srv.wait(10)
+    -- `docker run -d IMAGE sleep 300` of each, through the Engine API
+    local plain = { { Image = tag, Cmd = { "sleep", "300" } },
+                    { Image = raw, Entrypoint = { "sleep" }, Cmd = { "300" } } }
+    for i, cfg in ipairs(plain) do
+      cfg.HostConfig = { NetworkMode = "none" }
+      made[i] = docker:container_create(nil, cfg)
+      docker:container_start(made[i])
+      T.eq(docker:container_inspect(made[i]).State.Running, true, "plain container " .. i .. " runs")
+    end
+    local out, gc_ok = T.sh(ROCK .. " gc")
+    T.ok(gc_ok, out)
+    T.raises("not_found", docker.container_inspect, docker, sbc) -- the sandbox went
+    T.ok(not rock.uv.fs_stat(state.sandboxes_dir() .. "/" .. id), "its dir went")
+    for i, c in ipairs(made) do
+      T.eq(docker:container_inspect(c).State.Running, true, "plain container " .. i .. " left running")
+    end
+  end)
+  for _, c in ipairs(made) do pcall(docker.container_remove, docker, c, true) end
+  for _, i in ipairs(images) do pcall(docker.image_remove, docker, i, true) end
+  srv.stop()
   if not ok then error(err, 0) end
 end)
 

@@ -148,6 +148,35 @@ for _, kind in ipairs({ "docker", "podman" }) do
     sb:stop()
   end)
 
+  -- issue 15 item 9: a commit kept the rocklet as entrypoint and rock's
+  -- labels (and on podman, with no body, failed)
+  T.test(kind .. ": a commit is the sandbox's files with its image's own config", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE, env = { KEPT = "1" } }
+    local tag = T.tmp_image("lifecycle-" .. kind)
+    local plain
+    local ok, err = pcall(function()
+      sb:execute{ command = { "sh", "-c", "echo mine > /etc/mark" } }
+      require("rock.backends.container").commit(sb, tag)
+      local src, img = e:image_inspect(IMAGE).Config, e:image_inspect(tag).Config
+      local labels = img.Labels ~= rock.json.null and img.Labels or {}
+      for k in pairs(labels) do T.ok(k:sub(1, 5) ~= "rock.", "label " .. k) end
+      T.eq(rock.json.encode(img.Entrypoint), rock.json.encode(src.Entrypoint), "entrypoint")
+      T.eq(rock.json.encode(img.Cmd), rock.json.encode(src.Cmd), "cmd")
+      T.eq(img.User, src.User, "user")
+      local env = table.concat(img.Env or {}, " ")
+      T.match(env, "KEPT=1", "the sandbox's env stays")
+      -- `docker run IMAGE cat /etc/mark`, through the Engine API
+      plain = e:container_create(nil, { Image = tag, Cmd = { "cat", "/etc/mark" }, HostConfig = { NetworkMode = "none" } })
+      e:container_start(plain)
+      T.eq(math.tointeger(e:container_wait(plain, 60)), 0)
+      T.eq(e:container_logs(plain), "mine\n")
+    end)
+    if plain then pcall(e.container_remove, e, plain, true) end
+    sb:stop()
+    pcall(e.image_remove, e, tag, true)
+    if not ok then error(err, 0) end
+  end)
+
   T.test(kind .. ": start_retry_times retries, and says so", function()
     local err = T.raises("sandbox_start_failed", rock.sandbox.start, {
       backend = kind, image = IMAGE, start_retry_times = 1,

@@ -79,4 +79,78 @@ T.test("commit, statistics, warmup, a start that cannot finish", function()
   if not done then error(err, 0) end
 end)
 
+-- The images a commit of sandbox id (container cid) made, whatever
+-- their name: the engine's own commit (rock.* labels, the container as
+-- parent) or rock's (its history names the sandbox). Other tests' images
+-- on the shared engine are not counted.
+local function images_of(id, cid)
+  local out = {}
+  for _, img in ipairs(e:call("image_list", { all = "true" }) or {}) do
+    local mine = (img.Labels ~= json.null and img.Labels or {})["rock.sandbox"] == id
+    if not mine then
+      local ok, info = pcall(e.image_inspect, e, img.Id)
+      mine = ok and info.Container == cid
+      if ok and not mine then
+        local hok, hist = pcall(e.image_history, e, img.Id)
+        for _, h in ipairs(hok and hist or {}) do
+          if tostring(h.CreatedBy):find(id, 1, true) then mine = true end
+        end
+      end
+    end
+    if mine then out[#out + 1] = img.Id end
+  end
+  return out
+end
+
+-- issue 15 item 11: an empty tag "succeeded" with an untagged image,
+-- x/y:1:2 became x/y:2, a tag the engine refused left an untagged image.
+T.test("issue15-11: /commit checks image_tag first; a refused tag leaves no image", function()
+  local srv = S.start{ backend = "docker" }
+  local done, err = pcall(function()
+    local id = S.start_sandbox(srv, { image = image })
+    local cid = e:container_list("rock.sandbox=" .. id)[1].Id
+    local before = #images_of(id, cid)
+    for _, bad in ipairs({ "", "x/y:1:2", "rock-test-tmp/Upper:1", "rock-test-tmp/x:-1", "x@sha256:" .. ("a"):rep(64),
+                           ("a"):rep(64), "rock-test-tmp/a..b:1", "rock-test-tmp/x:" .. ("t"):rep(129) }) do
+      local r = srv.post("commit", { sandbox_id = id, image_tag = bad })
+      T.eq(r.status, "Failed", "commit to " .. bad)
+      T.eq(r.message, "invalid parameter", "commit to " .. bad)
+      T.match(r.error, "^body%.image_tag: invalid image reference", "commit to " .. bad)
+      T.eq(#images_of(id, cid), before, "images after a commit to " .. bad)
+    end
+    -- valid as a reference, refused by docker's tag store ("sha256" is no repository name)
+    local r = srv.post("commit", { sandbox_id = id, image_tag = "sha256:1" })
+    T.eq(r.status, "Failed", json.encode(r))
+    T.eq(r.message, "commit sandbox failed")
+    T.eq(#images_of(id, cid), before, "images after a refused tag")
+    -- a full disk where the new config is written: no image either
+    local tmp = os.getenv("ROCK_HOME") .. "/fulltmp"
+    T.with_tmpfs(tmp, 64, function()
+      T.sh("dd if=/dev/zero of=" .. tmp .. "/fill bs=4k 2>/dev/null")
+      local srv2 = S.start{ backend = "docker", home = os.getenv("ROCK_HOME") .. "/other", env = "TMPDIR=" .. tmp }
+      local ok2, err2 = pcall(function()
+        local id2 = S.start_sandbox(srv2, { image = image })
+        local cid2 = e:container_list("rock.sandbox=" .. id2)[1].Id
+        local r2 = srv2.post("commit", { sandbox_id = id2, image_tag = T.tmp_image("full") })
+        T.eq(r2.status, "Failed", json.encode(r2))
+        T.match(r2.error, "no space left")
+        T.eq(#images_of(id2, cid2), 0, "images after a commit on a full disk")
+        ok(srv2.post("stop", { sandbox_id = id2 }))
+      end)
+      srv2.stop()
+      if not ok2 then error(err2, 0) end
+    end)
+    -- a good one, with a registry host and port: named so, nothing else left
+    local tag = "localhost:5000/" .. T.tmp_image("port")
+    T.eq(ok(srv.post("commit", { sandbox_id = id, image_tag = tag })), id .. " commited")
+    local made = images_of(id, cid)
+    T.eq(#made, before + 1, "one image")
+    T.eq(e:image_inspect(tag).Id, made[#made])
+    e:image_remove(tag, true)
+    ok(srv.post("stop", { sandbox_id = id }))
+  end)
+  srv.stop()
+  if not done then error(err, 0) end
+end)
+
 T.done()

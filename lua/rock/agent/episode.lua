@@ -45,6 +45,27 @@ local function git(sb, repo_dir, args, timeout)
   return r
 end
 
+--- The resource limits of an agent's sandbox by default (docs/agent.md,
+--- Limits): a fork bomb, a runaway allocation or a disk fill by the agent
+--- stops inside its sandbox. 0 is none.
+M.SANDBOX_LIMITS = { memory = "8g", pids_limit = 1024, disk = "10g" }
+local LIMIT_FIELDS = { "memory", "pids_limit", "disk" }
+
+--- The limits for task t's sandboxes (rock.sandbox.start's memory,
+--- pids_limit, disk): SANDBOX_LIMITS, then opts.sandbox's (the run's
+--- flags), then the task's own fields (a task that needs more says so).
+---@return table {memory=, pids_limit=, disk=}
+function M.sandbox_limits(t, opts)
+  local out = {}
+  for _, k in ipairs(LIMIT_FIELDS) do
+    local v = M.SANDBOX_LIMITS[k]
+    if (opts.sandbox or {})[k] ~= nil then v = opts.sandbox[k] end
+    if t[k] ~= nil then v = t[k] end
+    out[k] = v
+  end
+  return out
+end
+
 --- Start the task's sandbox and make it ready: the repo at base_commit with
 --- a clean tree (untracked files removed; ignored ones, such as built
 --- extensions, kept), the agent's session open in repo_dir.
@@ -52,10 +73,12 @@ local function setup(t, opts, traj)
   local start = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
   if opts.backend ~= "local" then start.image = t.image end
   for k, v in pairs(opts.sandbox or {}) do start[k] = v end
+  local limits = M.sandbox_limits(t, opts)
+  for k, v in pairs(limits) do start[k] = v end
   local sb
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
-  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend }
+  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits }
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
   local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,

@@ -9,10 +9,14 @@
 -- host reaches the socket through /proc/<pid>/root, pid being the
 -- container's init as the host sees it, and checks that the server is
 -- that pid (SO_PEERCRED), so a symlink planted there leads nowhere. The
--- host keeps only the record (state dir/sandboxes/<id>). No port is
--- published and the network is "none" unless asked. Labels rock.sandbox,
--- rock.owner, rock.expires and rock.dir let `rock gc` find and reap what a
--- dead host left. Read next: sandbox.lua, gc.lua.
+-- host keeps only the record (state dir/sandboxes/<id>), written before
+-- the create. No port is published and the network is "none" unless
+-- asked. Labels rock.sandbox, rock.owner, rock.expires, rock.dir and
+-- rock.nonce let `rock gc` find what a dead host left; the container's
+-- name (rock-<id>) and the record prove it rock's (images committed from
+-- it carry the labels, never the name). Limits (memory, pids, disk) are
+-- config() and watch_disk; commit() makes an image with the config of
+-- the one the sandbox started from. Read next: sandbox.lua, gc.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
@@ -21,6 +25,7 @@ local task = require "rock.task"
 local state = require "rock.state"
 local engine = require "rock.engine"
 local images = require "rock.images"
+local json = require "rock.json"
 
 local M = {}
 
@@ -59,21 +64,34 @@ local function binds(mounts)
   return out
 end
 
---- The Engine API ContainerConfig for sb.
-function M.config(sb, opts)
+--- The Engine API ContainerConfig for sb. opts.limits (sandbox.start
+--- checks them: bytes, a count; nil is none): memory bounds RAM with no
+--- swap on top (Memory = MemorySwap: past it the kernel's OOM killer ends
+--- a process inside), pids_limit the processes and threads (PidsLimit),
+--- disk every file (the rocklet's --max-file-size) and the writable
+--- layer: StorageOpt size when the engine has quotas (with_storage_opt),
+--- else the watch (watch_disk).
+function M.config(sb, opts, with_storage_opt)
   local lease = opts.auto_clear_seconds or M.DEFAULT_LEASE
+  local limits = opts.limits or {}
   local me = state.me()
   local hb = binds(opts.mounts)
   table.insert(hb, 1, core.rocklet_path() .. ":" .. IN_ROCKLET .. ":ro")
   local host = {
     Binds = hb,
     NetworkMode = opts.network or "none",
-    Memory = images.parse_size(opts.memory, "sandbox.start: memory"),
+    Memory = limits.memory, MemorySwap = limits.memory,
     NanoCpus = opts.cpus and math.floor(opts.cpus * 1e9) or nil,
-    PidsLimit = opts.pids_limit,
+    PidsLimit = limits.pids_limit,
+    StorageOpt = with_storage_opt and limits.disk and { size = tostring(limits.disk) } or nil,
     Init = false,
   }
   for k, v in pairs(opts.engine_args or {}) do host[k] = v end
+  local cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE, "--idle-timeout", tostring(lease) }
+  if limits.disk then
+    cmd[#cmd + 1] = "--max-file-size"
+    cmd[#cmd + 1] = tostring(limits.disk)
+  end
   return {
     Image = sb.image,
     -- the rocklet is the init and runs as root whatever the image's USER
@@ -81,17 +99,134 @@ function M.config(sb, opts)
     -- remote_user); commands default to root, as in ROCK
     User = "0",
     Entrypoint = { IN_ROCKLET },
-    Cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE,
-            "--idle-timeout", tostring(lease) },
+    Cmd = cmd,
     Env = opts.env and next(opts.env) and env_list(opts.env) or nil,
     Labels = {
       ["rock.sandbox"] = sb.id,
       ["rock.owner"] = state.owner_label(me),
       ["rock.expires"] = tostring(os.time() + lease),
       ["rock.dir"] = sb.dir,
+      ["rock.nonce"] = sb.nonce,
     },
     HostConfig = host,
   }
+end
+
+--- The name of sandbox id's container. Only rock gives it (a container
+--- started from an image committed from a sandbox carries the sandbox's
+--- labels, never its name), so gc and a restarted `rock serve` tell
+--- rock's containers by it.
+function M.container_name(id) return "rock-" .. id end
+
+-- A nonce for one container create: in its label rock.nonce and in the
+-- record written before the create, so a container whose id never made
+-- it to the record is still proven the sandbox's.
+local function nonce()
+  return (uv.random(8, {}):gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+-- ROCK_TEST_PAUSE_START=<point>: a start stops at that point for good
+-- (dir, record, created, recorded, started, pid, ready), so a test can
+-- kill its host there (test_engine_serve_crash.lua). Unset: nothing.
+local function pause(point)
+  if os.getenv("ROCK_TEST_PAUSE_START") == point then
+    require("rock.log").warn("sandbox", "start paused at %s (ROCK_TEST_PAUSE_START)", point)
+    task.sleep(task.MAX_SECONDS)
+  end
+end
+
+--- Does the container info (an inspect, or a list entry) carry the name
+--- rock gives sandbox id's container?
+function M.is_named(info, id)
+  local want = "/" .. M.container_name(tostring(id))
+  if info.Name == want then return true end
+  for _, n in ipairs(info.Names or {}) do if n == want then return true end end
+  return false
+end
+
+--- Is the container info (an inspect, or a list entry) the one rock
+--- made for the record rec? Its name is rock's for rec.id and its id is
+--- the one rec names or, when rec names none yet (a start cut during the
+--- create), its rock.nonce label is rec's.
+function M.is_recorded(info, rec)
+  if type(rec) ~= "table" or not state.valid_id(rec.id) or not M.is_named(info, rec.id) then return false end
+  if rec.container then return info.Id == rec.container end
+  local labels = info.Labels or (info.Config or {}).Labels or {}
+  return rec.nonce ~= nil and labels["rock.nonce"] == rec.nonce
+end
+
+--- Remove the container of a sandbox whose start or host was cut short
+--- (its record rec): the one rec names, or that its create made, if it
+--- is that sandbox's (is_recorded). Returns true once none is left; false
+--- and the seconds to wait when rec names no container yet and was made
+--- less than CREATE_WAIT ago (unless final): the engine finishes a create
+--- whose client died, so the container may still land. An engine that
+--- does not answer raises (the record must then stay: it is the proof).
+function M.release(rec, final)
+  local e = engine.connect(rec.engine_socket or rec.backend)
+  local ok, info = pcall(e.container_inspect, e, rec.container or M.container_name(rec.id))
+  if ok then
+    if M.is_recorded(info, rec) then e:container_remove(info.Id, true) end
+    return true
+  end
+  if not errors.is(info, "not_found") then error(info, 0) end
+  local left = (tonumber(rec.created) or 0) + M.CREATE_WAIT - os.time()
+  if not final and not rec.container and rec.nonce and left > 0 then return false, left end
+  return true
+end
+
+-- Engines known to refuse StorageOpt size, by socket (docker's overlay2
+-- and podman's overlay want xfs with pquota for it).
+local quotas = {}
+
+--- The disk watch, for a disk limit the engine cannot hold itself: the
+--- size of the container's writable layer (SizeRw) is read every
+--- (limit - size) / DISK_RATE seconds (within DISK_POLL), so a sandbox
+--- writing at up to DISK_RATE is seen within DISK_POLL[1] of passing its
+--- limit; past it the container is killed and the sandbox is stopped with
+--- that reason (gone). A file is bounded exactly (--max-file-size); the
+--- layer by what is written between two reads.
+M.DISK_RATE = 2 * 1024 ^ 3 -- bytes/s: a fast NVMe disk (this machine's docker writes ~0.25 GB/s)
+M.DISK_POLL = { 0.25, 30 }  -- seconds between reads, least and most
+
+local function human(n)
+  for _, u in ipairs({ { 1024 ^ 3, "GiB" }, { 1024 ^ 2, "MiB" }, { 1024, "KiB" } }) do
+    if n >= u[1] then return string.format("%.1f %s", n / u[1], u[2]) end
+  end
+  return string.format("%d bytes", n)
+end
+
+local function watch_disk(sb, limit)
+  local timer = uv.new_timer()
+  sb.disk_timer = timer
+  local function close() if not timer:is_closing() then timer:close() end end
+  local function again(seconds)
+    if timer:is_closing() then return end
+    timer:start(math.floor(seconds * 1000), 0, function()
+      task.spawn(function()
+        if timer:is_closing() or sb._released or sb.state == "stopped" then return end
+        local ok, info = pcall(sb.engine.container_inspect_size, sb.engine, sb.container)
+        local used = ok and tonumber(info.SizeRw)
+        if timer:is_closing() or sb._released then return end -- stopped meanwhile
+        if used and used > limit then
+          sb.limit_reason = string.format("disk limit exceeded: the sandbox wrote %s (its writable layer), " ..
+            "its limit (disk) is %s", human(used), human(limit))
+          require("rock.log").warn("sandbox", "%s: %s: stopping it", sb.id, sb.limit_reason)
+          close()
+          pcall(sb.engine.container_kill, sb.engine, sb.container, "KILL")
+          if sb._check_gone then sb:_check_gone() end
+        elseif ok then
+          again(math.max(M.DISK_POLL[1], math.min(M.DISK_POLL[2], (limit - (used or 0)) / M.DISK_RATE)))
+        elseif errors.is(info, "not_found") then
+          close()
+        else
+          again(M.DISK_POLL[2]) -- the engine does not answer now
+        end
+      end)
+    end)
+    timer:unref()
+  end
+  again(math.max(M.DISK_POLL[1], math.min(M.DISK_POLL[2], limit / M.DISK_RATE)))
 end
 
 --- Why a container that should be running is not: its state and the
@@ -129,26 +264,46 @@ function M.start(sb, opts, phase)
 
   sb.dir = state.make_sandbox_dir(sb.id) -- from here on, stop removes it
   local ok, err = pcall(function()
+    pause("dir")
     phase("container_create", "running", "creating container")
-    local config = M.config(sb, opts)
+    sb.container_name = M.container_name(sb.id) -- stop removes it by name if the create was cut
+    sb.nonce = nonce()
+    local limits = opts.limits or {}
+    local config = M.config(sb, opts, limits.disk ~= nil and quotas[e.socket] ~= false)
     local rec = {
       id = sb.id, backend = sb.backend, image = sb.image,
       owner = config.Labels["rock.owner"], engine_socket = e.socket,
       created = sb.create_time, auto_clear_seconds = opts.auto_clear_seconds or M.DEFAULT_LEASE,
+      container_name = sb.container_name, nonce = sb.nonce,
     }
-    sb.container_name = "rock-" .. sb.id -- stop removes it by name if the create was cut
+    -- the record comes before the container: however the start is cut
+    -- from here on (a kill -9), gc and a restarted server can prove the
+    -- container this sandbox's (its name and nonce) and remove it
+    state.write_record(sb.dir, rec)
+    pause("record")
     sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
     local created, c = pcall(e.container_create, e, sb.container_name, config)
+    if not created and config.HostConfig.StorageOpt and tostring(c.message):find("storage%-opt") then
+      quotas[e.socket] = false -- the engine has no quota here (overlay on ext4): the watch bounds it
+      config = M.config(sb, opts, false)
+      created, c = pcall(e.container_create, e, sb.container_name, config)
+    end
     sb.creating = false
     if not created then error(c, 0) end
+    sb.disk_by = limits.disk and (config.HostConfig.StorageOpt and "storage_opt" or "watch") or nil
+    rec.limits = { memory = limits.memory, pids_limit = limits.pids_limit, disk = limits.disk,
+                   disk_by = sb.disk_by }
     sb.container = c
+    pause("created")
     rec.container = sb.container
     state.write_record(sb.dir, rec)
     phase("container_create", "success", "container " .. sb.container:sub(1, 12))
+    pause("recorded")
 
     phase("container_start", "running", "starting container")
     e:container_start(sb.container)
     phase("container_start", "success", "started")
+    pause("started")
 
     phase("rocklet_ready", "running", "waiting for the rocklet")
     local info = e:container_inspect(sb.container)
@@ -161,10 +316,13 @@ function M.start(sb, opts, phase)
     rec.rocklet_pid, rec.socket = pid, sb.socket
     state.write_record(sb.dir, rec)
     phase("rocklet_ready", "running", "waiting for " .. sb.socket)
+    pause("pid")
     rocklet.wait_ready(sb.socket, opts.startup_timeout, function()
       return why_not_running(e, sb.container)
     end, pid)
     phase("rocklet_ready", "success", "rocklet answers")
+    if sb.disk_by == "watch" then watch_disk(sb, limits.disk) end
+    pause("ready")
   end)
   if not ok then
     task.shield(pcall, M.stop, sb) -- even past the deadline that cut the start
@@ -185,11 +343,16 @@ function M.attach(sb, rec)
   end
   sb.rocklet_pid, sb.socket = pid, M.socket_path(pid)
   rocklet.call(sb.socket, "/is_alive", {}, 5, pid)
+  local limits = rec.limits or {}
+  sb.disk_by = limits.disk_by
+  local disk = math.tointeger(limits.disk)
+  if limits.disk_by == "watch" and disk and disk > 0 then watch_disk(sb, disk) end
 end
 
 --- Why the rocklet is gone (its container stopped or went), or nil while
 --- the container runs.
 function M.gone(sb)
+  if sb.limit_reason then return sb.limit_reason end
   if not sb.container then return "no container" end
   local ok, info = pcall(sb.engine.container_inspect, sb.engine, sb.container)
   if not ok then -- only an engine that says so is proof, not one that is unreachable
@@ -209,6 +372,93 @@ function M.keep(sb)
   state.write_record(sb.dir, rec)
 end
 
+-- Image config fields that are lists: an empty one must be written [].
+local LISTS = { Cmd = true, Entrypoint = true, Env = true, OnBuild = true, Shell = true }
+
+local function unnull(v) if v == json.null then return nil end return v end
+
+-- The config a commit gives its image: the committed one (the engine's
+-- copy of the container's), with the entrypoint, command, user and labels
+-- of the image the sandbox started from (src; nil when it is gone: then
+-- none), never rock's (the rocklet as entrypoint, user 0, rock.* labels).
+local function own_config(committed, src)
+  local cfg = {}
+  for k, v in pairs(committed or {}) do cfg[k] = v end
+  src = src or {}
+  cfg.Entrypoint, cfg.Cmd, cfg.User = unnull(src.Entrypoint), unnull(src.Cmd), unnull(src.User) or ""
+  local labels = {}
+  for k, v in pairs(unnull(src.Labels) or {}) do
+    if k:sub(1, 5) ~= "rock." then labels[k] = v end
+  end
+  cfg.Labels = next(labels) and labels or json.null
+  for k, v in pairs(cfg) do
+    if LISTS[k] and type(v) == "table" then cfg[k] = json.array(v) end
+  end
+  return cfg
+end
+
+-- The image config (the JSON an image's id is the digest of) of the
+-- committed image img, with config cfg. The Engine API gives no image's
+-- raw config: it is rebuilt from the inspect and the history (whose
+-- entries say no more than a size; an entry of size 0 counts as one with
+-- no layer, as long as every layer keeps an entry).
+local function image_config(img, history, cfg, what)
+  local diff_ids = json.array()
+  for i, d in ipairs((img.RootFS or {}).Layers or {}) do diff_ids[i] = d end
+  local hist, layered = json.array(), 0
+  for i = #history, 1, -1 do
+    local h = history[i]
+    local created = math.tointeger(h.Created)
+    hist[#hist + 1] = { created = created and os.date("!%Y-%m-%dT%H:%M:%SZ", created) or nil,
+      created_by = unnull(h.CreatedBy), comment = unnull(h.Comment), empty_layer = (h.Size or 0) <= 0 }
+    if (h.Size or 0) > 0 then layered = layered + 1 end
+  end
+  if hist[#hist] then hist[#hist].created_by = what end -- the engine wrote the rocklet's command
+  for i = #hist, 1, -1 do -- newest first: a commit's own layer may be empty
+    if layered >= #diff_ids then break end
+    if hist[i].empty_layer then hist[i].empty_layer, layered = false, layered + 1 end
+  end
+  for _, h in ipairs(hist) do if not h.empty_layer then h.empty_layer = nil end end
+  return { architecture = unnull(img.Architecture) or "amd64", os = unnull(img.Os) or "linux",
+    variant = unnull(img.Variant), author = unnull(img.Author), created = unnull(img.Created),
+    config = cfg, rootfs = { type = "layers", diff_ids = diff_ids }, history = hist }
+end
+
+--- Commit sb's filesystem as the image named reference ("repo[:tag]",
+--- checked first: engine.parse_reference). The image is the sandbox's
+--- files with the config of the image it started from: that image's
+--- entrypoint, command, user and labels, not rock's (a container started
+--- from it with plain `docker run` runs the image's own command and
+--- carries no rock.* label); the env the sandbox was started with stays,
+--- as docker commit keeps it. The engine's commit makes the layer, its
+--- config is replaced (Engine:image_from_config), then the image is
+--- tagged; whatever fails, no image made on the way is left. Returns the
+--- image id.
+function M.commit(sb, reference)
+  local ref = engine.parse_reference(reference)
+  local e = sb.engine
+  local raw, id
+  local ok, err = pcall(function()
+    local from = e:container_inspect(sb.container).Image
+    raw = e:container_commit(sb.container)
+    local img = e:image_inspect(raw)
+    local found, src = pcall(e.image_inspect, e, from)
+    local cfg = own_config(img.Config, found and src.Config or nil)
+    id = e:image_from_config(image_config(img, e:image_history(raw), cfg, "rock commit of sandbox " .. sb.id))
+    e:image_tag(id, ref.repo, ref.tag)
+  end)
+  local function remove(image)
+    local gone, rerr = pcall(e.image_remove, e, image, false)
+    if not gone and not errors.is(rerr, "image_not_found") then
+      require("rock.log").warn("commit", "cannot remove image %s: %s", image, tostring(rerr))
+    end
+  end
+  if not ok and id and id ~= raw then task.shield(remove, id) end
+  if raw and raw ~= id then task.shield(remove, raw) end -- its layer stays: the image has it
+  if not ok then error(err, 0) end
+  return id
+end
+
 --- Stop: the container is removed by force (its PID 1, the rocklet, is
 --- killed and the kernel ends every process of the container with it),
 --- then the socket dir goes. Safe to call twice.
@@ -219,6 +469,7 @@ function M.stop(sb)
   -- (its own request is bounded by the engine client's timeout).
   local deadline = uv.now() + M.CREATE_WAIT * 1000
   while sb.creating and uv.now() < deadline do task.sleep(0.02) end
+  if sb.disk_timer and not sb.disk_timer:is_closing() then sb.disk_timer:close() end
   local which = sb.container or sb.container_name
   if which then
     -- a create cut by a deadline (rock.timeout) may have made the

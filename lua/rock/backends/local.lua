@@ -7,7 +7,11 @@
 -- on the host's file system: this backend isolates processes, not files.
 -- Stop: /close (the rocklet kills every descendant and exits; SIGTERM, the
 -- same for it, when it does not answer), SIGKILL if it does not go, then
--- the directory is removed. Read next: sandbox.lua.
+-- the directory is removed. Limits: disk bounds each file (the rocklet's
+-- --max-file-size: RLIMIT_FSIZE for all it starts); memory and pids_limit
+-- are not applied (no cgroup of its own; RLIMIT_NPROC counts every
+-- process of the user, the host's too, and binds no root). Read next:
+-- sandbox.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local task = require "rock.task"
@@ -16,6 +20,7 @@ local rocklet = require "rock.rocklet"
 local state = require "rock.state"
 
 local M = {}
+local warned -- the local backend's unbounded limits are said once per process
 
 local function write_record(sb)
   local me = state.me()
@@ -59,6 +64,16 @@ function M._spawn(sb, opts, phase)
   if opts.auto_clear_seconds then
     args[#args + 1] = "--idle-timeout"
     args[#args + 1] = tostring(opts.auto_clear_seconds)
+  end
+  local limits = opts.limits or {}
+  if limits.disk then -- per file only: the host's file system is the sandbox's
+    args[#args + 1] = "--max-file-size"
+    args[#args + 1] = tostring(limits.disk)
+  end
+  if (limits.memory or limits.pids_limit) and not warned then
+    warned = true
+    require("rock.log").info("sandbox", "the local backend does not bound memory or processes " ..
+      "(memory, pids_limit): only disk, per file")
   end
   local handle, pid_or_err = uv.spawn(exe, {
     args = args, cwd = sb.dir .. "/work", detached = true,

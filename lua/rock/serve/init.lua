@@ -189,6 +189,7 @@ function Server:stop(opts)
   if self.stopped then return end
   self.stopped = true
   if self.reaper and not self.reaper:is_closing() then self.reaper:close() end
+  self.registry:close()
   self.http:stop{ timeout = opts.timeout or 30 }
   log.flush()
   if not opts.keep_sandboxes then

@@ -5,7 +5,8 @@
 -- sandbox until it is deleted). Every data-plane call touches its entry
 -- (the lease); reap() stops those whose lease lapsed. A server restarted
 -- on the same ROCK_HOME adopts the container sandboxes its predecessor
--- left running (adopt()): their records carry the entry's fields.
+-- left running (adopt()): their records carry the entry's fields; what
+-- its starts cut by a kill left, adopt() removes.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -209,33 +210,61 @@ function Registry:reap()
   return n
 end
 
+--- The server stops: what adopt() still waits to release goes now.
+function Registry:close() self.closed = true end
+
 --- Serve again the sandboxes a previous server on this ROCK_HOME left
---- running (records owned by this service, containers still up). Local
+--- running (records owned by this service, containers still up, their
+--- rocklets answering), and remove what else it left, in whatever state
+--- a kill cut its starts (docs/operations.md): a dir with only its owner
+--- mark, a record whose container was not made, a container created and
+--- never started, one whose rocklet does not answer (sandbox.release).
+--- A record whose create may still land (sandbox.release says how long)
+--- is removed once that time is over, or when the server stops. Local
 --- ones died with that server (their rocklets follow their owner): their
 --- dirs are removed. Returns the number adopted.
 function Registry:adopt()
   local me = state.owner_label(state.me())
   local n = 0
+  local function release(rec, dir, id, final)
+    if self.entries[id] then return end
+    local ok, done, wait = pcall(sandbox.release, rec, dir, final)
+    if not ok then log.warn("serve", "cannot remove what sandbox %s left: %s", id, tostring(done)) end
+    if ok and done == false then
+      log.info("serve", "sandbox %s: its container create may still land: removing it in %d s", id, wait)
+      task.spawn(function() -- a server stopping meanwhile releases it at once
+        local deadline = uv.now() + wait * 1000
+        while not self.closed and uv.now() < deadline do task.sleep(0.2) end
+        release(rec, dir, id, true)
+      end)
+    end
+  end
   for _, s in ipairs(state.list()) do
     local rec = s.record
-    if rec and rec.owner == me and not self.entries[s.id] then
-      local ok, sb = pcall(sandbox.attach, rec, s.dir)
+    local owner = rec and rec.owner
+    if not owner then
+      local mark = state.marked_owner(s.dir)
+      owner = mark and state.owner_label(mark)
+    end
+    if owner == me and not self.entries[s.id] then
+      local ok, sb = false, "no readable record"
+      if rec then ok, sb = pcall(sandbox.attach, rec, s.dir) end
       if ok and sb then
         local sv = rec.serve or {}
         local e = { id = s.id, image = rec.image, state = "running", state_history = json.array(),
           phases = sb.phases, sb = sb, cpus = sv.cpus, memory = sv.memory, disk = sv.disk,
           user_id = sv.user_id, experiment_id = sv.experiment_id, namespace = sv.namespace,
-          metadata = sv.metadata or {}, lease = sv.lease or self.lease, create_time = sv.create_time,
-          start_time = sv.start_time }
+          metadata = sv.metadata or {}, lease = sv.lease or rec.auto_clear_seconds or self.lease,
+          create_time = sv.create_time or rec.created, start_time = sv.start_time or rec.created }
         transition(e, "running", "adopted")
         self:touch(e)
         self.entries[s.id] = e
         self.order[#self.order + 1] = s.id
         n = n + 1
       else
-        log.info("serve", "sandbox %s of the previous server is gone (%s): removing its files",
+        log.info("serve", "sandbox %s of the previous server is gone (%s): removing what is left",
           s.id, tostring(sb))
-        pcall(state.remove_dir, s.dir)
+        release(rec, s.dir, s.id)
       end
     end
   end

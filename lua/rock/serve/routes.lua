@@ -289,15 +289,20 @@ function M.delete(srv, args)
   return id .. " deleted"
 end
 
---- /commit: the sandbox's filesystem as an image (docker and podman).
+--- /commit: the sandbox's filesystem as an image (docker and podman),
+--- named image_tag (default "rock-commit:<sandbox id>"), with the config
+--- of the image it started from (backends/container.lua's commit). A
+--- name that is no image reference is an invalid parameter, checked
+--- before anything is made; a failure later leaves no image.
 function M.commit(srv, args)
   local sb = live(srv, args)
-  local tag = field(args, "image_tag", "string") or ("rock-commit/" .. sb.id .. ":latest")
+  local tag = field(args, "image_tag", "string") or ("rock-commit:" .. sb.id)
+  local ok, err = pcall(require("rock.engine").parse_reference, tag)
+  if not ok then env.invalid("body.image_tag", err.message) end
   if not sb.engine or not sb.container then
     errors.raise("invalid_argument", "commit needs a docker or podman sandbox (this one is " .. sb.backend .. ")")
   end
-  local repo, t = tag:match("^(.+):([^:/]+)$")
-  sb.engine:container_commit(sb.container, repo or tag, t or "latest")
+  sb._impl.commit(sb, tag)
   return sb.id .. " commited"
 end
 
