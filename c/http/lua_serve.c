@@ -137,9 +137,13 @@ static void on_headers(rock_http_req_t *req, void *data) {
 
 /* ---- requests to Lua ---- */
 
-/* req.headers: names lowercased by the server; repeats joined by ", ". */
+/* req.headers: names lowercased by the server; repeats joined by ", ".
+ * Linear in the headers' size: a repeated name first collects its values
+ * in a list, joined once at the end (joining as they come would copy the
+ * growing value again for each repeat). */
 static void push_headers(lua_State *L, const rock_http_req_t *req) {
   lua_newtable(L);
+  int t = lua_gettop(L), repeats = 0;
   const char *p = req->headers, *end = p ? p + req->headers_len : NULL;
   while (p && p < end) {
     const char *name = p;
@@ -147,16 +151,45 @@ static void push_headers(lua_State *L, const rock_http_req_t *req) {
     if (p >= end) break;
     const char *value = p;
     p += strlen(p) + 1;
-    lua_getfield(L, -1, name);
-    if (lua_isstring(L, -1)) {
-      lua_pushliteral(L, ", ");
-      lua_pushstring(L, value);
-      lua_concat(L, 3);
-    } else {
+    int ty = lua_getfield(L, t, name);
+    if (ty == LUA_TNIL) {
       lua_pop(L, 1);
       lua_pushstring(L, value);
+      lua_setfield(L, t, name);
+    } else if (ty == LUA_TSTRING) { /* the second: a list of them */
+      lua_createtable(L, 4, 0);
+      lua_insert(L, -2);
+      lua_rawseti(L, -2, 1);
+      lua_pushstring(L, value);
+      lua_rawseti(L, -2, 2);
+      lua_setfield(L, t, name);
+      repeats = 1;
+    } else {
+      lua_pushstring(L, value);
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+      lua_pop(L, 1);
     }
-    lua_setfield(L, -2, name);
+  }
+  for (p = req->headers; repeats && p && p < end;) { /* join the lists */
+    const char *name = p;
+    p += strlen(p) + 1;
+    if (p >= end) break;
+    p += strlen(p) + 1;
+    if (lua_getfield(L, t, name) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (lua_Integer i = 1; i <= n; i++) {
+      if (i > 1) luaL_addlstring(&b, ", ", 2);
+      lua_rawgeti(L, t + 1, i);
+      luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    lua_setfield(L, t, name);
+    lua_pop(L, 1);
   }
 }
 

@@ -12,6 +12,7 @@ local errors = require "rock.errors"
 local task = require "rock.task"
 local log = require "rock.log"
 local state = require "rock.state"
+local http_server = require "rock.http_server"
 local env = require "rock.serve.envelope"
 local routes = require "rock.serve.routes"
 
@@ -23,12 +24,21 @@ M.REAP_EVERY = 5 -- seconds between lease checks
 local Server = {}
 Server.__index = Server
 
--- Equal strings, in time that depends only on their lengths.
-local function same(a, b)
-  if type(a) ~= "string" or type(b) ~= "string" then return false end
-  local diff = #a ~ #b
-  for i = 1, math.max(#a, #b) do diff = diff | ((a:byte(i) or 0) ~ (b:byte(i) or 0)) end
+-- Whether s (what a client sent) is the token, in time that depends only
+-- on the token's length: neither on where they differ nor on how long s is.
+local function same(s, token)
+  if type(s) ~= "string" then return false end
+  local diff = #s ~ #token
+  for i = 1, #token do diff = diff | ((s:byte(i) or 0) ~ token:byte(i)) end
   return diff == 0
+end
+
+-- The credentials of Authorization: Bearer T, or nil; linear in the
+-- header's length (the scheme is case-insensitive, blanks around T go).
+local function bearer(v)
+  if not v or #v < 7 or v:sub(1, 6):lower() ~= "bearer" then return nil end
+  local _, e = v:find("^%s+", 7)
+  return e and http_server.trim(v:sub(e + 1)) or nil
 end
 
 -- The one address served without a token: this host's own loopback
@@ -55,8 +65,7 @@ local NOT_ALLOWED = json.encode({ detail = "Method Not Allowed" })
 function Server:authorized(req)
   if not self.token then return true end
   local h = req.headers
-  local bearer = (h["authorization"] or ""):match("^[Bb]earer%s+(.-)%s*$")
-  return same(bearer, self.token) or same(h["x-key"], self.token)
+  return same(bearer(h["authorization"]), self.token) or same(h["x-key"], self.token)
 end
 
 -- The args of an API call: the JSON object of a POST, the query of a GET.
