@@ -11,6 +11,11 @@
  * on_abort(req) runs, once, for a request still unanswered when
  * on_request returned whose client went away (one function per server;
  * handle:on_abort(fn) sets one per request instead).
+ * opts.on_headers(req, handle), if given, runs as soon as a request's
+ * headers are in, before its body is read (req without body): answering
+ * there refuses the request unread (the connection closes after the
+ * answer); returning true admits it: the same req table goes to
+ * on_request once whole; anything else (an error) is a 500.
  * A body larger than opts.body_to_file (or chunked) goes to a temp file as
  * it arrives, deleted once the answer is sent (or the request dies).
  * Callbacks run on the thread that called into the server (an answer may
@@ -47,6 +52,7 @@ typedef struct lrock_serve {
   int drained_ref; /* drain's callback, until it runs */
   int abort_ref;   /* on_abort(req), or LUA_NOREF */
   int mt_ref;      /* opts.request_mt, or LUA_NOREF */
+  int headers_ref; /* opts.on_headers, or LUA_NOREF */
   uint64_t body_to_file;
   char *tmpdir;
 } serve_t;
@@ -55,8 +61,9 @@ typedef struct {
   rock_http_req_t *req; /* NULL once answered */
   serve_t *s;
   int abort_ref;        /* handle:on_abort's function, or LUA_NOREF */
-  int req_ref;          /* the request table for the server's on_abort
-                         * while unanswered, or LUA_NOREF */
+  int req_ref;          /* the request table: from on_headers until
+                         * on_request, then for the server's on_abort
+                         * while unanswered; or LUA_NOREF */
 } request_ud;
 
 static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
@@ -104,35 +111,23 @@ static void body_remove(rock_http_req_t *req) {
   req->user = NULL;
 }
 
-static void body_drop(rock_http_req_t *req) {
+/* The request is answered or dropped by C, not by its handle: the Lua
+ * side lets go of it (the handle then answers nothing). */
+static void detach(rock_http_req_t *req) {
+  request_ud *u = req->abort_arg;
+  if (!u) return;
+  req->abort_arg = NULL;
+  u->req = NULL;
+  drop_abort(cb_state(u->s), u);
+}
+
+/* on_drop: the request dies before it is whole (client gone, malformed,
+ * too large): its body file and its Lua side go. */
+static void request_drop(rock_http_req_t *req) {
   if (req->body_fd >= 0) close(req->body_fd);
   req->body_fd = -1;
   body_remove(req);
-}
-
-static void on_headers(rock_http_req_t *req, void *data) {
-  serve_t *s = data;
-  uint64_t cl = req->content_length;
-  if (cl != UINT64_MAX && (cl <= s->body_to_file || cl > req->max_body)) return;
-  size_t tl = strlen(s->tmpdir);
-  char *b = malloc(tl + 40);
-  int fd = -1;
-  if (b) { /* the pid: a later server removes what a crashed one left */
-    snprintf(b, tl + 40, "%s/rock-body-%ld-XXXXXX", s->tmpdir, (long)getpid());
-    fd = mkostemp(b, O_CLOEXEC);
-  }
-  if (fd < 0) {
-    static const char msg[] =
-        "{\"error\":\"cannot store the request body: no temp file\"}";
-    rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot make a temp file for a body\" dir=\"%s\" error=\"%s\"",
-             s->tmpdir, b ? strerror(errno) : "no memory");
-    free(b);
-    rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
-    return;
-  }
-  req->user = b;
-  req->body_fd = fd;
-  req->on_drop = body_drop;
+  detach(req);
 }
 
 /* ---- requests to Lua ---- */
@@ -193,6 +188,87 @@ static void push_headers(lua_State *L, const rock_http_req_t *req) {
   }
 }
 
+/* Push the request table of req (all but its body) and its handle (a
+ * rock.http_request userdata, also req._handle); returns the handle's
+ * state. */
+static request_ud *push_request(lua_State *L, serve_t *s, rock_http_req_t *req) {
+  lua_createtable(L, 0, 12); /* room for what Lua adds (query, _gone, ...) */
+  lua_pushstring(L, req->method);
+  lua_setfield(L, -2, "method");
+  lua_pushstring(L, req->path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, req->query);
+  lua_setfield(L, -2, "raw_query");
+  push_headers(L, req);
+  lua_setfield(L, -2, "headers");
+  if (req->peer[0]) {
+    lua_pushstring(L, req->peer);
+    lua_setfield(L, -2, "peer");
+  }
+  request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->req = req;
+  u->s = s;
+  u->abort_ref = u->req_ref = LUA_NOREF;
+  req->abort_arg = u;
+  luaL_setmetatable(L, REQUEST_MT);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
+  lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "_handle");
+  if (s->mt_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->mt_ref);
+    lua_setmetatable(L, -3);
+  }
+  return u;
+}
+
+/* The headers are in, the body not read yet: opts.on_headers may answer
+ * (refuse) now; else a large or chunked body gets its temp file. */
+static void on_headers(rock_http_req_t *req, void *data) {
+  serve_t *s = data;
+  req->on_drop = request_drop;
+  if (s->headers_ref != LUA_NOREF) {
+    lua_State *L = cb_state(s);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->headers_ref);
+    request_ud *u = push_request(L, s, req);
+    lua_pushvalue(L, -2);
+    u->req_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* for on_request */
+    lua_pushvalue(L, -1);
+    lua_insert(L, -4); /* the handle stays on the stack past the call: u lives */
+    int n = lrock_pcall(L, 2, 1, 0); /* an error is logged */
+    int go_on = n > 0 && lua_toboolean(L, -1); /* true: admitted */
+    lua_pop(L, n > 0 ? n + 1 : 1);
+    if (!u->req) return; /* refused: the body is not read */
+    if (!go_on) { /* the hook failed before it answered: refused all the same */
+      static const char msg[] = "{\"error\":\"on_headers failed\"}";
+      detach(req);
+      rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+      return;
+    }
+  }
+  uint64_t cl = req->content_length;
+  if (cl != UINT64_MAX && (cl <= s->body_to_file || cl > req->max_body)) return;
+  size_t tl = strlen(s->tmpdir);
+  char *b = malloc(tl + 40);
+  int fd = -1;
+  if (b) { /* the pid: a later server removes what a crashed one left */
+    snprintf(b, tl + 40, "%s/rock-body-%ld-XXXXXX", s->tmpdir, (long)getpid());
+    fd = mkostemp(b, O_CLOEXEC);
+  }
+  if (fd < 0) {
+    static const char msg[] =
+        "{\"error\":\"cannot store the request body: no temp file\"}";
+    rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot make a temp file for a body\" dir=\"%s\" error=\"%s\"",
+             s->tmpdir, b ? strerror(errno) : "no memory");
+    free(b);
+    detach(req);
+    rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+    return;
+  }
+  req->user = b;
+  req->body_fd = fd;
+}
+
 /* A chunked body that turned out small comes back to memory: read it,
  * delete the file. 0, or -1 (errno) when it cannot be read. */
 static int push_small_file(lua_State *L, rock_http_req_t *req) {
@@ -225,52 +301,41 @@ static void handler(rock_http_req_t *req, void *data) {
                        strerror(err));
       rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot store a body\" error=\"%s\"", strerror(err));
       body_remove(req);
+      detach(req);
       rock_http_respond(req, err == ENOSPC ? 507 : 500, "application/json", msg, n);
       return;
     }
   }
   lua_State *L = cb_state(s);
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
-  lua_createtable(L, 0, 12); /* room for what Lua adds (query, _gone, ...) */
-  lua_pushstring(L, req->method);
-  lua_setfield(L, -2, "method");
-  lua_pushstring(L, req->path);
-  lua_setfield(L, -2, "path");
-  lua_pushstring(L, req->query);
-  lua_setfield(L, -2, "raw_query");
-  push_headers(L, req);
-  lua_setfield(L, -2, "headers");
-  if (req->peer[0]) {
-    lua_pushstring(L, req->peer);
-    lua_setfield(L, -2, "peer");
+  request_ud *u = req->abort_arg;
+  if (u) { /* made by on_headers */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, u->req_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, u->req_ref);
+    u->req_ref = LUA_NOREF;
+    if (lua_getfield(L, -1, "_handle") != LUA_TUSERDATA || luaL_testudata(L, -1, REQUEST_MT) != u) {
+      static const char msg[] = "{\"error\":\"on_headers replaced req._handle\"}";
+      lua_pop(L, 3);
+      detach(req);
+      rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+      return;
+    }
+  } else {
+    u = push_request(L, s, req);
   }
-  char *b = req->user;
+  char *b = req->user; /* the body, into the table (under the handle) */
   if (b && req->body_bytes <= s->body_to_file && push_small_file(L, req) == 0) {
-    lua_setfield(L, -2, "body");
+    lua_setfield(L, -3, "body");
   } else if (b) {
     lua_pushstring(L, b);
-    lua_setfield(L, -2, "body_file");
+    lua_setfield(L, -3, "body_file");
     lua_pushinteger(L, (lua_Integer)req->body_bytes);
-    lua_setfield(L, -2, "body_size");
+    lua_setfield(L, -3, "body_size");
   } else {
     lua_pushlstring(L, req->body, req->body_len);
-    lua_setfield(L, -2, "body");
+    lua_setfield(L, -3, "body");
   }
-  request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
-  u->req = req;
-  u->s = s;
-  u->abort_ref = u->req_ref = LUA_NOREF;
-  req->abort_arg = u;
   req->on_abort = on_client_gone;
-  luaL_setmetatable(L, REQUEST_MT);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
-  lua_setiuservalue(L, -2, 1);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "_handle");
-  if (s->mt_ref != LUA_NOREF) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->mt_ref);
-    lua_setmetatable(L, -3);
-  }
   int watch = s->abort_ref != LUA_NOREF;
   if (watch) { /* a copy of req under the call, for on_abort */
     lua_pushvalue(L, -2);
@@ -429,7 +494,9 @@ static void serve_close(lua_State *L, serve_t *s) {
   luaL_unref(L, LUA_REGISTRYINDEX, s->self_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, s->abort_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, s->mt_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->headers_ref);
   s->handler_ref = s->drained_ref = s->self_ref = s->abort_ref = s->mt_ref = LUA_NOREF;
+  s->headers_ref = LUA_NOREF;
 }
 
 static void close_serves(lrock_ctx_t *ctx) {
@@ -503,16 +570,18 @@ static int l_server_stats(lua_State *L) {
   return 1;
 }
 
-/* An optional non-negative integer option. */
 /* core.http_serve{host=, port= | unix_socket=, max_body=, body_to_file=,
- * max_header=, max_conns=, idle_timeout=, tmpdir=, request_mt=},
- * on_request [, on_abort] */
+ * max_header=, max_conns=, idle_timeout=, tmpdir=, request_mt=,
+ * on_headers=}, on_request [, on_abort] */
 static int l_http_serve(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
   lua_getfield(L, 1, "request_mt");
   if (!lua_isnil(L, -1)) luaL_argcheck(L, lua_istable(L, -1), 1, "'request_mt' must be a table");
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "on_headers");
+  if (!lua_isnil(L, -1)) luaL_argcheck(L, lua_isfunction(L, -1), 1, "'on_headers' must be a function");
   lua_pop(L, 1);
   lrock_ctx_t *ctx = lrock_ctx(L);
   const char *host = lrock_opt_string(L, 1, "host");
@@ -547,6 +616,7 @@ static int l_http_serve(lua_State *L) {
   s->ctx = ctx;
   s->body_to_file = body_to_file;
   s->handler_ref = s->drained_ref = s->self_ref = s->abort_ref = s->mt_ref = LUA_NOREF;
+  s->headers_ref = LUA_NOREF;
   int rc = host ? rock_http_server_start_tcp(&s->srv, ctx->loop, host, (int)port, &o, handler, s)
                 : rock_http_server_start(&s->srv, ctx->loop, unix_socket, &o, handler, s);
   if (rc) {
@@ -572,6 +642,9 @@ static int l_http_serve(lua_State *L) {
   }
   lua_getfield(L, 1, "request_mt");
   if (lua_istable(L, -1)) s->mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  else lua_pop(L, 1);
+  lua_getfield(L, 1, "on_headers");
+  if (lua_isfunction(L, -1)) s->headers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   else lua_pop(L, 1);
   lua_pushvalue(L, -1);
   s->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);

@@ -5,8 +5,9 @@
 -- workers reused from request to request: a request starts at once on an
 -- idle worker, so a handler that does not wait is answered before the
 -- loop turns (see "Workers" below).
--- Large bodies go to temp files, multipart forms are parsed in C
--- (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
+-- An on_headers hook may refuse a request before its body is read
+-- (authentication). Large bodies go to temp files, multipart forms are
+-- parsed in C (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
 -- binding), c/http/server.c (the mechanism), c/http/multipart.c.
 local core = require "rock.core"
 local task = require "rock.task"
@@ -22,6 +23,10 @@ local M = {}
 ---@field after fun(req: rock.HttpServerRequest, res: rock.HttpServerResponse|nil)|nil
 ---                              runs once the answer is written (nil res: the handler
 ---                              failed): metrics, access logs, off the client's wait
+---@field on_headers fun(req: rock.HttpServerRequest): rock.HttpServerResponse|nil
+---                              runs once the headers are in, before the body is read,
+---                              on the loop (it must not wait): a response refuses the
+---                              request unread (authentication); nil goes on
 ---@field host string|nil        numeric address to bind (default "127.0.0.1"; "localhost" is 127.0.0.1)
 ---@field port integer|nil       default 8080; 0 = any free port (srv.port tells)
 ---@field unix_socket string|nil listen on this unix socket instead of host/port
@@ -282,6 +287,19 @@ local function worker(srv, w, req)
   end
 end
 
+-- The server's on_headers: opts.on_headers(req) before the body is read;
+-- a response (or its failure, a 500) is the answer, the body unread.
+-- true: admitted (rock.core refuses the request unless it hears so).
+local function early(srv, req)
+  local ok, res = xpcall(srv._on_headers, keep_traceback, req)
+  if ok and res == nil then return true end
+  answer(req, ok, res)
+  if srv._after then
+    local aok, e = pcall(srv._after, req, ok and res or nil)
+    if not aok then log.error("http", "%s %s: after failed: %s", req.method, req.path, message_of(e)) end
+  end
+end
+
 -- One per server: rock.core calls it for each request (req._handle set,
 -- the server's request metatable on it).
 local function dispatch(srv, req)
@@ -353,6 +371,9 @@ function M.serve(opts)
   if opts.after ~= nil and type(opts.after) ~= "function" then
     errors.raise("invalid_argument", "rock.http.serve: after must be a function")
   end
+  if opts.on_headers ~= nil and type(opts.on_headers) ~= "function" then
+    errors.raise("invalid_argument", "rock.http.serve: on_headers must be a function")
+  end
   if opts.unix_socket ~= nil and (opts.host ~= nil or opts.port ~= nil) then
     errors.raise("invalid_argument", "rock.http.serve: give host/port or unix_socket, not both")
   end
@@ -374,8 +395,8 @@ function M.serve(opts)
   end
   sweep(tmpdir)
   local srv = setmetatable({
-    _handler = opts.handler, _after = opts.after, _pool = {}, _waiting = {}, _idle_waiters = {},
-    _ntasks = 0, _waiters = {},
+    _handler = opts.handler, _after = opts.after, _on_headers = opts.on_headers, _pool = {}, _waiting = {},
+    _idle_waiters = {}, _ntasks = 0, _waiters = {},
     _workers = setmetatable({}, { __mode = "k" }), -- task -> its worker
     tmpdir = tmpdir,
     body_to_file = check_int(opts.body_to_file, "body_to_file", MiB),
@@ -391,6 +412,7 @@ function M.serve(opts)
     idle_timeout = idle,
     tmpdir = tmpdir,
     request_mt = request_mt(srv),
+    on_headers = opts.on_headers and function(req) return early(srv, req) end,
   }, function(req) dispatch(srv, req) end, client_gone)
   if opts.unix_socket == nil then
     srv.port = srv._ud:port()

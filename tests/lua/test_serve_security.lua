@@ -98,4 +98,122 @@ T.test("a 60,000-space bearer token, a 60 KB X-Key, 300 header fields, a 60 KB b
   if not ok then error(err, 0) end
 end)
 
+-- Send the head of a POST announcing a 32 MiB body and 4 MiB of it, then
+-- wait up to 3 s for an answer, watching dir for temp files meanwhile.
+-- Returns what came back, whether the server closed, temp files seen.
+local function unread_body(port, dir, token)
+  local seen = {}
+  local watch = uv.new_timer()
+  watch:start(0, 5, function()
+    for _, name in ipairs(T.listdir(dir)) do seen[name] = true end
+  end)
+  local got, closed = rock.await(function(done)
+    local tcp = uv.new_tcp()
+    local buf, finished = {}, false
+    local timer = uv.new_timer()
+    local function fin(eof)
+      if finished then return end
+      finished = true
+      timer:close()
+      tcp:close()
+      done(table.concat(buf), eof)
+    end
+    timer:start(3000, 0, function() fin(false) end)
+    tcp:connect("127.0.0.1", port, function(cerr)
+      if cerr then return fin(false) end
+      tcp:write(string.format("POST %swrite_file HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%sContent-Type: application/json\r\n" ..
+        "Content-Length: %d\r\n\r\n", PREFIX, port, token and ("Authorization: Bearer " .. token .. "\r\n") or "",
+        32 << 20))
+      tcp:write(string.rep("x", 4 << 20), function() end)
+      tcp:read_start(function(e, chunk) -- closed: an EOF, or a reset (the body unread)
+        if e or not chunk then return fin(not e or tostring(e):find("ECONNRESET") ~= nil) end
+        buf[#buf + 1] = chunk
+      end)
+    end)
+    return function() fin(false) end
+  end)
+  watch:close()
+  local names = {}
+  for n in pairs(seen) do names[#names + 1] = n end
+  return got, closed, names
+end
+
+T.test("an unauthenticated 32 MiB POST: 401 at its headers, its body never read nor stored", function()
+  local tmp = HOME .. "/bodies"
+  os.execute("mkdir -p '" .. tmp .. "'")
+  local srv = S.start{ backend = "local", args = { "--token", "s3cret" }, token = "s3cret", env = "TMPDIR=" .. tmp }
+  local ok, err = pcall(function()
+    local before = rss_kib(srv.pid)
+    for i = 1, 3 do
+      local got, closed, files = unread_body(srv.port, tmp, i == 3 and "wrong" or nil)
+      T.match(got, "^HTTP/1%.1 401 ", "401 before the body is sent")
+      T.match(got, "Connection: close\r\n")
+      T.ok(closed, "the connection is closed after the 401")
+      T.eq(#files, 0, "no temp file: " .. table.concat(files, " "))
+    end
+    T.rss_under(rss_kib(srv.pid) - before, 8 * 1024, "the server's memory did not grow by the bodies")
+    -- the token's holder still sends large bodies (to a temp file, gone after)
+    local res = call(srv.url, { method = "POST", path = PREFIX .. "write_file", body = string.rep(" ", 3 << 20) .. "{}",
+      headers = { Authorization = "Bearer s3cret", ["Content-Type"] = "application/json" } })
+    T.eq(res.status, 200)
+    T.eq(json.decode(res.body).message, "invalid parameter")
+    T.eq(#T.listdir(tmp), 0, "its temp file is gone")
+  end)
+  srv.stop()
+  os.execute("rm -rf '" .. tmp .. "'")
+  if not ok then error(err, 0) end
+end)
+
+T.test("rock.http.serve on_headers: refuses before the body, admits with its fields, fails closed", function()
+  local tmp = HOME .. "/hook"
+  os.execute("mkdir -p '" .. tmp .. "'")
+  local seen, afters = {}, {}
+  local srv = rock.http.serve{ port = 0, tmpdir = tmp,
+    on_headers = function(req)
+      T.eq(req.body, nil, "no body yet")
+      if req.headers["x-deny"] then return { status = 401, body = "no " .. req.path } end
+      if req.headers["x-raise"] then error("the hook broke") end
+      if req.headers["x-bad"] then return { status = "x" } end
+      req.who = req.headers["x-who"]
+    end,
+    handler = function(req)
+      seen[#seen + 1] = req.path
+      return { body = (req.who or "-") .. " " .. (req.body_file and "file" or #req.body) }
+    end,
+    after = function(req, res) afters[#afters + 1] = req.path .. " " .. (res and tostring(res.status or 200) or "nil") end,
+  }
+  local ok, err = pcall(function()
+    local r = call(srv.url, { path = "/a", headers = { ["X-Who"] = "me" }, method = "POST", body = "abc" })
+    T.eq(r.status, 200)
+    T.eq(r.body, "me 3", "the hook's field, the body")
+    r = call(srv.url, { path = "/b", headers = { ["X-Who"] = "big" }, method = "POST", body = string.rep("x", 3 << 20) })
+    T.eq(r.body, "big file")
+    local got, closed, files = unread_body(srv.port, tmp, nil) -- admitted: its body is stored as it comes
+    T.eq(got, "")
+    T.ok(#files > 0, "an admitted body goes to its temp file")
+    -- refused: no temp file, the connection closes after the answer
+    local raw = T.raw_tcp(srv.port, "POST /c HTTP/1.1\r\nHost: x\r\nX-Deny: 1\r\nContent-Length: 33554432\r\n\r\n" ..
+      string.rep("y", 1 << 20))
+    T.match(raw, "^HTTP/1%.1 401 .*Connection: close\r\n.*no /c$")
+    r = call(srv.url, { path = "/d", headers = { ["X-Raise"] = "1" } })
+    T.eq(r.status, 500)
+    T.match(r.body, "the hook broke")
+    r = call(srv.url, { path = "/e", headers = { ["X-Bad"] = "1" } })
+    T.eq(r.status, 500)
+    T.match(r.body, "bad response status")
+    -- pipelined: the refused request ends the connection, nothing after it runs
+    raw = T.raw_tcp(srv.port, "GET /f HTTP/1.1\r\nHost: x\r\n\r\nGET /g HTTP/1.1\r\nHost: x\r\nX-Deny: 1\r\n\r\n" ..
+      "GET /h HTTP/1.1\r\nHost: x\r\n\r\n")
+    T.match(raw, "^HTTP/1%.1 200 .*HTTP/1%.1 401 ")
+    T.ok(not raw:find("HTTP/1.1 200.*HTTP/1.1 200"), "nothing after the refusal: " .. raw)
+    T.eq(table.concat(seen, " "), "/a /b /f", "the handler saw the admitted only")
+    for _ = 1, 50 do if #afters >= 7 then break end rock.sleep(0.01) end
+    T.eq(table.concat(afters, " "), "/a 200 /b 200 /c 401 /d nil /e x /f 200 /g 401")
+    T.eq(#T.listdir(tmp), 0, "no temp file left")
+  end)
+  srv:stop()
+  os.execute("rm -rf '" .. tmp .. "'")
+  if not ok then error(err, 0) end
+end)
+
 T.done()

@@ -6,6 +6,8 @@
 -- envelope.lua (ROCK's answers and input checks), routes.lua (one function
 -- per endpoint), registry.lua (the sandboxes, leases, adoption after a
 -- restart), metrics.lua (GET /metrics). docs/http-api.md.
+-- Who may call is checked once a request's headers are in, before its
+-- body is read (admit): with a token, who has it.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -68,6 +70,25 @@ function Server:authorized(req)
   return same(bearer(h["authorization"]), self.token) or same(h["x-key"], self.token)
 end
 
+local function refusal(status, message, why)
+  return respond(status, { status = "Failed", message = message, error = why, result = json.null })
+end
+
+--- Who may call (rock.http.serve's on_headers: the body is not read yet,
+--- and is never read for a refused request). nil: go on; else the answer:
+--- 401 without the token.
+function Server:admit(req)
+  req.t0 = uv.hrtime()
+  local route, res
+  if self.token and not self:authorized(req) then
+    route, res = "unauthorized", refusal(401, "unauthorized",
+      "a valid token is required (Authorization: Bearer or X-Key)")
+  end
+  if not res then return nil end
+  req.route = route
+  return res
+end
+
 -- The args of an API call: the JSON object of a POST, the query of a GET.
 local function args_of(req, raw)
   if req.method == "GET" or raw then return req.query or {} end
@@ -115,11 +136,8 @@ end
 -- request's own table, as OpenResty's ngx.ctx).
 function Server:handle(req)
   req.t0 = uv.hrtime()
-  local res, route, sandbox, outcome
-  if not self:authorized(req) then
-    route, res = "unauthorized", respond(401, { status = "Failed", message = "unauthorized",
-      error = "a valid token is required (Authorization: Bearer or X-Key)", result = json.null })
-  elseif req.path == "/" and (req.method == "GET" or req.method == "HEAD") then
+  local res, route, sandbox, outcome -- admitted already (admit)
+  if req.path == "/" and (req.method == "GET" or req.method == "HEAD") then
     route, res = "/", respond(200, HELLO)
   elseif req.path == "/metrics" and req.method == "GET" then
     local by = {}
@@ -174,6 +192,7 @@ function M.start(opts)
     host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
     unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,
     after = function(req, res) srv:after(req, res) end,
+    on_headers = function(req) return srv:admit(req) end,
   }
   srv.url, srv.port = srv.http.url, srv.http.port
   srv.reaper = uv.new_timer()
