@@ -3,6 +3,7 @@
  *   srv = core.http_serve(opts, on_request [, on_abort])  a server on the loop
  *   srv:port()  srv:drain(cb)  srv:close()  srv:stats()
  *   core.log_buffered(level, area, msg)  core.log_flush()  core.log_default(level)
+ *   core.log_escape(s)
  * on_request(req, handle) runs on the loop for each whole request: req is
  * {method=, path=, raw_query=, headers=, body= | body_file=, peer=,
  * _handle=handle} (with opts.request_mt as its metatable), handle a
@@ -683,6 +684,64 @@ static int l_log_default(lua_State *L) {
   return 0;
 }
 
+/* The length of the UTF-8 sequence of a printable character at p (n
+ * bytes left), or 0: an invalid or overlong sequence, a surrogate, a C1
+ * control (U+0080-U+009F: a terminal may read U+009B as CSI), a line or
+ * paragraph separator, or a bidirectional control. */
+static size_t utf8_printable(const unsigned char *p, size_t n) {
+  size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+  if (p[0] < 0xc2 || p[0] > 0xf4 || n < len) return 0;
+  uint32_t cp = p[0] & (0x7f >> len);
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (p[i] & 0x3f);
+  }
+  static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  if (cp <= 0x9f || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+      (cp >= 0x2066 && cp <= 0x2069))
+    return 0;
+  return len;
+}
+
+/* core.log_escape(s) -> s as one word of a log line: printable ASCII and
+ * printable UTF-8 as they are; a space, a backslash, control bytes and
+ * bytes that are not printable UTF-8 escaped (\n \r \t \\, else \xHH).
+ * s itself when nothing needs escaping. */
+static int l_log_escape(lua_State *L) {
+  size_t n;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  size_t i = 0;
+  while (i < n && s[i] > 0x20 && s[i] < 0x7f && s[i] != '\\') i++;
+  if (i == n) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, (const char *)s, i);
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t k;
+    if (c > 0x20 && c < 0x7f && c != '\\') {
+      luaL_addchar(&b, (char)c);
+      i++;
+    } else if (c >= 0x80 && (k = utf8_printable(s + i, n - i))) {
+      luaL_addlstring(&b, (const char *)s + i, k);
+      i += k;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      const char *named = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t"
+                          : c == '\\' ? "\\\\" : NULL;
+      char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+      luaL_addlstring(&b, named ? named : e, named ? 2 : 4);
+      i++;
+    }
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
 /* ---- registration ---- */
 
 static const luaL_Reg server_methods[] = {
@@ -723,5 +782,6 @@ const luaL_Reg lrock_serve_funcs[] = {
     {"log_buffered", l_log_buffered},
     {"log_flush", l_log_flush},
     {"log_default", l_log_default},
+    {"log_escape", l_log_escape},
     {NULL, NULL},
 };

@@ -175,6 +175,12 @@ local function message_of(e)
   return ok and s or "an error that cannot be printed"
 end
 
+-- The request's method and path as one may log them (control bytes and
+-- the like escaped: a path must not forge log lines).
+local function what(req)
+  return core.log_escape(req.method) .. " " .. core.log_escape(req.path)
+end
+
 local function keep_traceback(e)
   if type(e) == "table" then
     if errors.is(e) and e.traceback == nil then e.traceback = debug.traceback("", 2) end
@@ -218,7 +224,7 @@ local function answer(req, ok, res)
   end
   if not ok then
     local e = res
-    log.error("http", "%s %s: handler failed: %s%s", req.method, req.path, message_of(e),
+    log.error("http", "%s: handler failed: %s%s", what(req), message_of(e),
       type(e) == "table" and e.traceback and ("\n" .. e.traceback) or "")
     if not handle:answered() then
       handle:respond(500, "Content-Type: application/json\r\n", json.encode({ error = message_of(e) }))
@@ -232,7 +238,7 @@ local function run(srv, req)
   answer(req, ok, res)
   if srv._after then
     local aok, e = pcall(srv._after, req, ok and res or nil)
-    if not aok then log.error("http", "%s %s: after failed: %s", req.method, req.path, message_of(e)) end
+    if not aok then log.error("http", "%s: after failed: %s", what(req), message_of(e)) end
   end
   local files = req._files
   if files then
@@ -240,7 +246,7 @@ local function run(srv, req)
     for _, f in ipairs(files) do os.remove(f) end
   end
   if t0 then
-    log.debug("http", "%s %s ms=%.1f", req.method, req.path, (uv.hrtime() - t0) / 1e6)
+    log.debug("http", "%s ms=%.1f", what(req), (uv.hrtime() - t0) / 1e6)
   end
 end
 
@@ -276,7 +282,7 @@ local function worker(srv, w, req)
     local ok, err = pcall(run, srv, req)
     w.req = nil
     if not ok then -- a bug in run itself: still one answer, and the worker goes on
-      log.error("http", "%s %s: %s", req.method, req.path, message_of(err))
+      log.error("http", "%s: %s", what(req), message_of(err))
       local h = req._handle
       if not h:answered() then pcall(h.respond, h, 500, "", "") end
     end
@@ -296,7 +302,7 @@ local function early(srv, req)
   answer(req, ok, res)
   if srv._after then
     local aok, e = pcall(srv._after, req, ok and res or nil)
-    if not aok then log.error("http", "%s %s: after failed: %s", req.method, req.path, message_of(e)) end
+    if not aok then log.error("http", "%s: after failed: %s", what(req), message_of(e)) end
   end
 end
 
@@ -524,7 +530,8 @@ function Request:form()
   local ctype = self.headers["content-type"] or ""
   local mime, boundary = M.media_type(ctype, "boundary")
   if mime ~= "multipart/form-data" then
-    errors.raise("bad_request", "the body is not multipart/form-data (Content-Type: " .. ctype .. ")")
+    errors.raise("bad_request", "the body is not multipart/form-data (Content-Type: " ..
+      core.log_escape(ctype:sub(1, 200)) .. ")")
   end
   if not boundary or boundary == "" then
     errors.raise("bad_request", "multipart/form-data without a boundary")

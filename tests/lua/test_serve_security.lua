@@ -216,4 +216,41 @@ T.test("rock.http.serve on_headers: refuses before the body, admits with its fie
   if not ok then error(err, 0) end
 end)
 
+T.test("the request log escapes what the client chose: no forged line, no terminal escape", function()
+  local srv = S.start{ backend = "local" }
+  local ok, err = pcall(function()
+    local evil = "rk-x\nrock info serve: GET / - 200 Success 0.1ms\n\27[2J\27]0;owned\7 \255\\"
+    T.eq(srv.get("is_alive", { sandbox_id = evil }).status, "Success")
+    T.eq(srv.post("stop", { sandbox_id = evil .. "-post" }).status, "Failed")
+    local raw = T.raw_tcp(srv.port, "GET /nope%0a\255\254%1b?x=1 HTTP/1.1\r\nHost: 127.0.0.1:" .. srv.port ..
+      "\r\nConnection: close\r\n\r\n") -- raw: rock.http would encode the bytes
+    T.match(raw, "^HTTP/1%.1 404 ")
+    local want = "rk-x\\nrock\\x20info\\x20serve:\\x20GET\\x20/\\x20-\\x20200\\x20Success\\x200.1ms\\n" ..
+      "\\x1b[2J\\x1b]0;owned\\x07\\x20\\xff\\\\"
+    local log
+    for _ = 1, 100 do
+      log = srv.log()
+      if log:find("/nope", 1, true) and log:find("-post", 1, true) then break end
+      rock.sleep(0.02)
+    end
+    T.ok(log:find("GET " .. PREFIX .. "is_alive " .. want .. " 200 Success ", 1, true), "escaped sandbox id: " .. log)
+    T.ok(log:find("POST " .. PREFIX .. "stop " .. want .. "-post 200 Failed ", 1, true), "escaped sandbox id of a POST")
+    T.ok(log:find("GET /nope%0a\\xff\\xfe%1b - 404 ", 1, true), "escaped path")
+    T.ok(not log:find("\27", 1, true), "no escape byte in the log")
+    T.ok(not log:find("\255", 1, true), "no invalid UTF-8 in the log")
+    for line in log:gmatch("[^\n]+") do
+      T.ok(not line:find("^rock info serve: GET / %- 200 Success 0%.1ms$"), "a forged line: " .. line)
+    end
+    -- printable UTF-8 is kept as it is
+    T.eq(srv.get("is_alive", { sandbox_id = "héllo-日本" }).status, "Success")
+    for _ = 1, 100 do
+      if srv.log():find("héllo-日本 200", 1, true) then break end
+      rock.sleep(0.02)
+    end
+    T.ok(srv.log():find("is_alive héllo-日本 200 Success", 1, true), "UTF-8 kept")
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end)
+
 T.done()

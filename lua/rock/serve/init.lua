@@ -14,6 +14,7 @@ local errors = require "rock.errors"
 local task = require "rock.task"
 local log = require "rock.log"
 local state = require "rock.state"
+local core = require "rock.core"
 local http_server = require "rock.http_server"
 local env = require "rock.serve.envelope"
 local routes = require "rock.serve.routes"
@@ -154,6 +155,14 @@ function Server:handle(req)
   return res
 end
 
+-- A field of a request's log line: one word, control bytes and the like
+-- escaped (a sandbox_id must not forge lines), at most 256 bytes of it.
+local escape = core.log_escape
+local function word(s)
+  if #s > 256 then return escape(s:sub(1, 256)) .. "..." end
+  return escape(s)
+end
+
 -- Once the answer is written (rock.http.serve's after): the request's
 -- metrics and log line, which the client then does not wait for.
 function Server:after(req, res)
@@ -162,8 +171,9 @@ function Server:after(req, res)
   self.metrics:request(req.route or "internal", req.outcome or status, secs)
   if self.log_requests and log.enabled("info") then -- buffered: a write(2) a line costs more than a request
     local tenths = math.floor(secs * 10000 + 0.5) -- "%.1f" ms, without string.format's cost
-    log.buffered("info", "serve", req.method .. " " .. req.path .. " " .. (req.sandbox_id or "-") .. " " ..
-      status .. " " .. (req.outcome or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
+    log.buffered("info", "serve", escape(req.method) .. " " .. word(req.path) .. " " ..
+      (req.sandbox_id and word(req.sandbox_id) or "-") .. " " .. status .. " " ..
+      (req.outcome and escape(req.outcome) or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
   end
 end
 
