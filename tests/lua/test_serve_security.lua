@@ -253,4 +253,78 @@ T.test("the request log escapes what the client chose: no forged line, no termin
   if not ok then error(err, 0) end
 end)
 
+T.test("without a token: no web page (Origin, DNS rebinding, text/plain bodies), this host's clients served", function()
+  local srv = S.start{ backend = "local" }
+  local ok, err = pcall(function()
+    local own = "127.0.0.1:" .. srv.port
+    local body = json.encode{ image = "local" }
+    local function post(name, headers, b)
+      local res = call(srv.url, { method = "POST", path = PREFIX .. name, headers = headers, body = b or body })
+      local dok, v = pcall(json.decode, res.body)
+      return res.status, dok and v or res.body
+    end
+    -- a web page's simple requests (no CORS preflight): refused, nothing starts
+    for _, ct in ipairs({ "text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x", "application/jsonx", "" }) do
+      local status, v = post("start_async", ct ~= "" and { ["Content-Type"] = ct } or {})
+      T.eq(status, 415, "Content-Type " .. ct)
+      T.eq(v.status, "Failed")
+      T.eq(v.message, "unsupported media type")
+      T.match(v.error, "application/json")
+    end
+    local status, v = post("execute", { ["Content-Type"] = "text/plain" },
+      json.encode{ sandbox_id = "x", command = "id" })
+    T.eq(status, 415)
+    status, v = post("upload", { ["Content-Type"] = "application/json" }, "{}")
+    T.eq(status, 415, "upload wants multipart")
+    T.match(v.error, "multipart/form%-data")
+    for _, origin in ipairs({ "http://evil.example", "null", "http://127.0.0.1:" .. (srv.port + 1),
+        "https://" .. own, "http://" .. own .. ".evil.example" }) do
+      status, v = post("start_async", { ["Content-Type"] = "application/json", Origin = origin })
+      T.eq(status, 403, "Origin " .. origin)
+      T.eq(v.message, "forbidden")
+      T.match(v.error, "Origin")
+    end
+    -- DNS rebinding: a page of evil.example resolved to 127.0.0.1 sends its own Host
+    for _, host in ipairs({ "evil.example:" .. srv.port, "evil.example", "127.0.0.1:" .. (srv.port + 1),
+        "127.0.0.2:" .. srv.port, "localhost" }) do
+      local res = call(srv.url, { path = "/", headers = { Host = host } })
+      T.eq(res.status, 403, "Host " .. host)
+      T.match(json.decode(res.body).error, "not this server's address")
+    end
+    T.eq(#srv.get("sandboxes", {}).result.items, 0, "no sandbox started")
+    -- this host's clients: ROCK's SDK (JSON, no Origin), curl, the server's own origin
+    for _, h in ipairs({ { ["Content-Type"] = "application/json" },
+        { ["Content-Type"] = "Application/JSON; charset=utf-8" },
+        { ["Content-Type"] = "application/json", Origin = "http://" .. own },
+        { ["Content-Type"] = "application/json", Origin = "http://localhost:" .. srv.port, Host = "localhost:" .. srv.port },
+        { ["Content-Type"] = "application/json", Host = "LOCALHOST:" .. srv.port } }) do
+      status, v = post("sandboxes/batch", h, json.encode{ sandbox_ids = {} })
+      T.eq(status, 200, json.encode(h))
+      T.eq(v.status, "Success")
+    end
+    T.eq(call(srv.url, { path = "/", headers = { Host = own } }).status, 200)
+    local out = T.sh(string.format("curl -s -H 'Content-Type: application/json' -d '{\"sandbox_ids\": []}' %s",
+      api_url(srv, "sandboxes/batch")))
+    T.eq(json.decode(out).status, "Success", "curl with -H 'Content-Type: application/json'")
+    -- the SDK's flow and the remote backend (JSON and multipart) go on
+    local id = S.start_sandbox(srv, { image = "local" })
+    T.eq(srv.post("execute", { sandbox_id = id, command = "echo ok" }).result.stdout, "ok\n")
+    srv.post("stop", { sandbox_id = id })
+    srv.post("delete", { sandbox_id = id })
+    local sb = rock.sandbox.start{ base_url = srv.url, image = "local" }
+    local src = HOME .. "/up.txt"
+    T.write(src, "uploaded")
+    local target = HOME .. "/up-target.txt"
+    sb:upload{ path = target, file = src }
+    T.eq(sb:read_file{ path = target }.content, "uploaded")
+    T.eq(sb:execute{ command = { "echo", "remote" } }.stdout, "remote\n")
+    sb:stop()
+    os.remove(src)
+    os.remove(target)
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end)
+
 T.done()

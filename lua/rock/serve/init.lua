@@ -6,8 +6,12 @@
 -- envelope.lua (ROCK's answers and input checks), routes.lua (one function
 -- per endpoint), registry.lua (the sandboxes, leases, adoption after a
 -- restart), metrics.lua (GET /metrics). docs/http-api.md.
--- Who may call is checked once a request's headers are in, before its
--- body is read (admit): with a token, who has it.
+-- Who may call, checked once a request's headers are in, before its body
+-- is read (admit): with a token, who has it; without one (loopback or a
+-- unix socket), this host's own clients and no web page: a request naming
+-- another Host (DNS rebinding) or carrying a foreign Origin is refused,
+-- and a POST body must be application/json (multipart for /upload), which
+-- a page cannot send without a CORS preflight this server never grants.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -44,6 +48,11 @@ local function bearer(v)
   return e and http_server.trim(v:sub(e + 1)) or nil
 end
 
+-- A header's value as a refusal quotes it: its start, escaped.
+local function quote(v)
+  return core.log_escape(#v > 100 and v:sub(1, 100) .. "..." or v)
+end
+
 -- The one address served without a token: this host's own loopback
 -- (127.0.0.2 and the rest of 127/8 need one, as any other address).
 local function loopback(host)
@@ -75,15 +84,38 @@ local function refusal(status, message, why)
   return respond(status, { status = "Failed", message = message, error = why, result = json.null })
 end
 
+local UPLOAD = M.PREFIX .. "upload"
+
 --- Who may call (rock.http.serve's on_headers: the body is not read yet,
 --- and is never read for a refused request). nil: go on; else the answer:
---- 401 without the token.
+--- 401 without the token; without a token, 403 for a Host that does not
+--- name this server or an Origin (a web page's request), 415 for a POST
+--- whose body is not application/json (multipart/form-data for /upload).
 function Server:admit(req)
   req.t0 = uv.hrtime()
+  local h = req.headers
   local route, res
-  if self.token and not self:authorized(req) then
-    route, res = "unauthorized", refusal(401, "unauthorized",
-      "a valid token is required (Authorization: Bearer or X-Key)")
+  if self.token then
+    if not self:authorized(req) then
+      route, res = "unauthorized", refusal(401, "unauthorized",
+        "a valid token is required (Authorization: Bearer or X-Key)")
+    end
+  else
+    local host, origin = h.host, h.origin
+    if host and self.hosts and not (self.hosts[host] or self.hosts[host:lower()]) then
+      route, res = "forbidden", refusal(403, "forbidden", "Host " .. quote(host) ..
+        " is not this server's address (" .. self.hosts_text .. "): refused (DNS rebinding?)")
+    elseif origin and not self.origins[origin:lower()] then
+      route, res = "forbidden", refusal(403, "forbidden", "Origin " .. quote(origin) ..
+        ": a cross-origin request (a web page's) is refused; without a token only this host's own clients are served")
+    elseif req.method == "POST" then
+      local want = req.path == UPLOAD and "multipart/form-data" or "application/json"
+      local ctype = h["content-type"]
+      if ctype ~= want and (not ctype or http_server.media_type(ctype) ~= want) then
+        route, res = "unsupported_media_type", refusal(415, "unsupported media type",
+          "the body must be " .. want .. " (Content-Type: " .. (ctype and quote(ctype) or "none") .. ")")
+      end
+    end
   end
   if not res then return nil end
   req.route = route
@@ -177,6 +209,18 @@ function Server:after(req, res)
   end
 end
 
+-- The Host header values that name a server bound to host:port ("::1",
+-- else 127.0.0.1), lowercased, and the text saying them.
+local function own_hosts(host, port)
+  local names, said = {}, {}
+  for _, h in ipairs({ host == "::1" and "[::1]" or "127.0.0.1", "localhost" }) do
+    names[h .. ":" .. port] = true
+    if port == 80 then names[h] = true end
+    said[#said + 1] = h .. ":" .. port
+  end
+  return names, table.concat(said, " or ")
+end
+
 --- Start serving. opts: host (default "127.0.0.1"), port (default 8080; 0
 --- = any), unix_socket (instead of host/port), backend ("auto"), token
 --- (default $ROCK_API_TOKEN; required to bind anything but loopback),
@@ -192,7 +236,7 @@ function M.start(opts)
     errors.raise("invalid_argument", "binding " .. host .. " (not loopback) needs a token: --token T or ROCK_API_TOKEN")
   end
   local srv = setmetatable({ token = token, log_requests = opts.log_requests ~= false,
-    metrics = require("rock.serve.metrics").new() }, Server)
+    metrics = require("rock.serve.metrics").new(), origins = {} }, Server)
   state.serve_as()
   local registry = require("rock.serve.registry")
   srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
@@ -205,6 +249,10 @@ function M.start(opts)
     on_headers = function(req) return srv:admit(req) end,
   }
   srv.url, srv.port = srv.http.url, srv.http.port
+  if not opts.unix_socket then -- on a unix socket any Host goes (no browser reaches it)
+    srv.hosts, srv.hosts_text = own_hosts(host, srv.port)
+    for name in pairs(srv.hosts) do srv.origins["http://" .. name] = true end
+  end
   srv.reaper = uv.new_timer()
   srv.reaper:start(M.REAP_EVERY * 1000, M.REAP_EVERY * 1000, function()
     if not srv.reaping then
