@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -1054,7 +1055,14 @@ int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
   if (!s) return UV_ENOMEM;
   uv_pipe_init(loop, &s->listener.pipe, 0);
   unlink(path);
-  return server_listen(s, uv_pipe_bind(&s->listener.pipe, path), out);
+  int rc = uv_pipe_bind(&s->listener.pipe, path);
+  /* owner-only, whatever the umask: a client of the socket needs no
+   * token. Set before listen(): until then nobody can connect. */
+  if (!rc && chmod(path, 0600)) {
+    rc = uv_translate_sys_error(errno);
+    unlink(path);
+  }
+  return server_listen(s, rc, out);
 }
 
 int rock_http_server_start_tcp(rock_http_server_t **out, uv_loop_t *loop,

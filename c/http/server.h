@@ -119,6 +119,7 @@ typedef struct {
    .max_header = 0}
 
 /* Listen on a unix socket at path (an existing socket file is replaced),
+ * owner-only (0600, whatever the umask, from before anyone can connect),
  * with the listen backlog as large as the kernel allows; *opts is copied
  * (NULL: the defaults). Returns 0 or a negative libuv error. */
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,

@@ -327,4 +327,33 @@ T.test("without a token: no web page (Origin, DNS rebinding, text/plain bodies),
   if not ok then error(err, 0) end
 end)
 
+T.test("--unix-socket under umask 000: the socket and serve.owner are the owner's only", function()
+  local home = HOME .. "/unix"
+  os.execute("mkdir -p '" .. home .. "'")
+  local sock, log = home .. "/rock.sock", home .. "/serve.log"
+  local pid = tonumber((T.sh(string.format("umask 000; ROCK_HOME=%s %s serve --unix-socket %s --backend local >%s 2>&1 & echo $!",
+    home, T.rock_exe(), sock, log)):match("%d+")))
+  local ok, err = pcall(function()
+    for _ = 1, 200 do
+      if (T.read(log) or ""):find("listening on", 1, true) then break end
+      rock.sleep(0.05)
+    end
+    T.match(T.read(log), "listening on " .. sock:gsub("%p", "%%%0"))
+    T.eq(T.sh("stat -c %a " .. sock), "600\n", "the socket's mode")
+    T.eq(T.sh("stat -c %a " .. home .. "/serve.owner"), "600\n", "serve.owner's mode")
+    local res = call("http://localhost", { path = "/", unix_socket = sock })
+    T.eq(res.status, 200)
+    res = call("http://localhost", { path = PREFIX .. "sandboxes/batch", method = "POST", unix_socket = sock,
+      headers = { ["Content-Type"] = "text/plain" }, body = "{}" })
+    T.eq(res.status, 415, "no token here either: JSON bodies only")
+  end)
+  T.sh("kill -TERM " .. pid)
+  for _ = 1, 200 do
+    if not T.sh("kill -0 " .. pid .. " 2>/dev/null && echo alive"):find("alive") then break end
+    rock.sleep(0.05)
+  end
+  os.execute("rm -rf '" .. home .. "'")
+  if not ok then error(err, 0) end
+end)
+
 T.done()
