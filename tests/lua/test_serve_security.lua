@@ -356,4 +356,49 @@ T.test("--unix-socket under umask 000: the socket and serve.owner are the owner'
   if not ok then error(err, 0) end
 end)
 
+T.test("no engine answers: an image request is engine_unavailable, nothing runs on the host", function()
+  local dead = HOME .. "/no-engine.sock" -- nothing listens there
+  local dirs = #T.listdir(HOME .. "/sandboxes")
+  local srv = S.start{ backend = "auto",
+    env = "DOCKER_HOST=unix://" .. dead .. " ROCK_PODMAN_SOCKET=" .. dead .. " CONTAINER_HOST=" }
+  local ok, err = pcall(function()
+    local env = srv.post("start", { image = "rock-test/debian:12" })
+    T.eq(env.status, "Failed", json.encode(env))
+    T.eq(env.result.rock_code, "engine_unavailable")
+    T.match(env.error, "container engine")
+    local a = srv.post("start_async", { image = "rock-test/debian:12" })
+    T.eq(a.status, "Success")
+    local st
+    for _ = 1, 200 do
+      st = srv.get("get_status", { sandbox_id = a.result.sandbox_id, include_all_states = "true" }).result
+      if st.state ~= "pending" then break end
+      rock.sleep(0.05)
+    end
+    T.eq(st.state, "stopped")
+    T.eq(st.is_alive, false)
+    T.match(st.failure_reason, "container engine")
+    local w = srv.post("warmup/tasks", { image = "rock-test/debian:12" })
+    T.eq(w.result.rock_code, "engine_unavailable")
+    T.ok(not srv.log():find("backend local", 1, true), "no local backend said")
+    T.eq(#T.listdir(HOME .. "/sandboxes"), dirs, "no sandbox dir made: nothing ran here")
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+  -- in-process, the same choice
+  local saved = { os.getenv("DOCKER_HOST"), os.getenv("ROCK_PODMAN_SOCKET"), os.getenv("CONTAINER_HOST") }
+  uv.os_setenv("DOCKER_HOST", "unix://" .. dead)
+  uv.os_setenv("ROCK_PODMAN_SOCKET", dead)
+  uv.os_unsetenv("CONTAINER_HOST")
+  local ok2, err2 = pcall(T.raises, "engine_unavailable", rock.sandbox.start, { image = "rock-test/debian:12" })
+  for i, k in ipairs({ "DOCKER_HOST", "ROCK_PODMAN_SOCKET", "CONTAINER_HOST" }) do
+    if saved[i] then uv.os_setenv(k, saved[i]) else uv.os_unsetenv(k) end
+  end
+  if not ok2 then error(err2, 0) end
+  -- the local backend only when told, and said at start
+  local l = S.start{ backend = "local" }
+  local said = l.log()
+  l.stop()
+  T.match(said, "rock warn serve: backend local: sandboxes run on this host as user %S+ %(uid %d+%), unconfined")
+end)
+
 T.done()

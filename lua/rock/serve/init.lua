@@ -240,6 +240,11 @@ function M.start(opts)
   state.serve_as()
   local registry = require("rock.serve.registry")
   srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
+  if srv.registry.backend == "local" then
+    local user = (uv.os_get_passwd() or {}).username or "?"
+    log.warn("serve", "backend local: sandboxes run on this host as user %s (uid %d), unconfined: " ..
+      "whoever may call this server runs commands as that user", user, uv.getuid())
+  end
   local adopted = srv.registry:adopt()
   if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end
   srv.http = require("rock.http").serve{

@@ -104,8 +104,10 @@ function M.start(srv, args, req)
     reg:stop(e, "start_timeout")
     errors.raise("timeout", string.format("sandbox %s did not start within %ds; it is stopped", e.id, 85))
   end
-  if e.state ~= "running" then
-    errors.raise("sandbox_start_failed", tostring(e.start_error and (e.start_error.message or e.start_error) or e.state))
+  if e.state ~= "running" then -- the start's own code: engine_unavailable, image_not_found, ...
+    local err = e.start_error
+    errors.raise(errors.is(err) and err.code or "sandbox_start_failed",
+      tostring(err and (err.message or err) or e.state))
   end
   return start_result(srv, e)
 end
@@ -334,7 +336,10 @@ end
 function M.warmup(srv, args)
   local image = field(args, "image", "string") or "python:3.11"
   local backend = srv.registry.backend
-  if backend == "auto" then backend = require("rock.engine").detect() end
+  if backend == "auto" then
+    backend = require("rock.engine").detect() or
+      errors.raise("engine_unavailable", "warmup needs a container engine: none answers (docker, podman)")
+  end
   if backend == "local" then errors.raise("invalid_argument", "warmup needs a container engine (the backend is local)") end
   local how = require("rock.images").ensure(image, { pull = "missing", engine = require("rock.engine").connect(backend) })
   return { image = image, result = how }
