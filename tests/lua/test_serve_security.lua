@@ -401,4 +401,49 @@ T.test("no engine answers: an image request is engine_unavailable, nothing runs 
   T.match(said, "rock warn serve: backend local: sandboxes run on this host as user %S+ %(uid %d+%), unconfined")
 end)
 
+T.test("a lease of 2 s: a 8 s command and an 8 s jobs/wait complete, the sandbox runs on, then idle it is reaped", function()
+  local srv = S.start{ backend = "local", args = { "--lease", "2" } }
+  local ok, err = pcall(function()
+    local id = S.start_sandbox(srv, { image = "local" })
+    T.eq(srv.post("create_session", { sandbox_id = id, session = "s" }).status, "Success")
+    local job = srv.post("jobs/start", { sandbox_id = id, command = "sleep 8; echo job done" })
+    T.eq(job.status, "Success", json.encode(job))
+    local t0 = uv.hrtime()
+    local tasks = {
+      rock.spawn(function()
+        return srv.post("run_in_session", { sandbox_id = id, session = "s", command = "sleep 8; echo slept", timeout = 60 })
+      end),
+      rock.spawn(function()
+        return srv.post("jobs/wait", { sandbox_id = id, job_id = job.result.job_id, timeout = 60 })
+      end),
+    }
+    local vals, errs = rock.wait(tasks)
+    T.eq(errs[1], nil)
+    T.eq(errs[2], nil)
+    T.ok((uv.hrtime() - t0) / 1e9 >= 7.5, "they took their 8 s")
+    T.eq(vals[1].status, "Success", json.encode(vals[1]))
+    T.eq(vals[1].result.output, "slept\n")
+    T.eq(vals[2].status, "Success", json.encode(vals[2]))
+    T.eq(vals[2].result.exit_code, 0)
+    T.match(vals[2].result.output, "job done")
+    local st = srv.get("get_status", { sandbox_id = id }).result
+    T.eq(st.state, "running")
+    T.eq(st.is_alive, true)
+    T.eq(srv.post("run_in_session", { sandbox_id = id, session = "s", command = "echo still" }).result.output, "still\n")
+    -- idle now: the listing does not renew the lease; reaped within lease + a check or two
+    local t1, stopped = uv.hrtime(), nil
+    while not stopped and uv.hrtime() - t1 < 20e9 do
+      for _, it in ipairs(srv.get("sandboxes", { state = "stopped" }).result.items) do
+        if it.sandbox_id == id then stopped = it end
+      end
+      rock.sleep(0.1)
+    end
+    T.ok(stopped, "reaped once idle")
+    T.ok((uv.hrtime() - t1) / 1e9 >= 1.5, "not before its lease")
+    srv.post("delete", { sandbox_id = id })
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end)
+
 T.done()

@@ -148,6 +148,11 @@ function Server:api(name, req)
   local ok, args = pcall(args_of, req, r.raw)
   local res
   if ok then ok, res = pcall(r[2], self, args, req) else args, res = nil, args end
+  local held = req._held -- the sandboxes the call held (routes.lua live): idle again from now
+  if held then
+    req._held = nil
+    for i = 1, #held do self.registry:release(held[i]) end
+  end
   local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
   local out
   if ok then
@@ -258,8 +263,10 @@ function M.start(opts)
     srv.hosts, srv.hosts_text = own_hosts(host, srv.port)
     for name in pairs(srv.hosts) do srv.origins["http://" .. name] = true end
   end
+  -- leases are checked at least 4 times a lease (a short one is not overstayed by 5 s)
+  local every = math.min(M.REAP_EVERY, math.max(0.5, srv.registry.lease / 4))
   srv.reaper = uv.new_timer()
-  srv.reaper:start(M.REAP_EVERY * 1000, M.REAP_EVERY * 1000, function()
+  srv.reaper:start(math.floor(every * 1000), math.floor(every * 1000), function()
     if not srv.reaping then
       srv.reaping = true
       task.spawn(function()

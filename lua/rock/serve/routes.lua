@@ -38,9 +38,14 @@ local function entry(srv, args, where)
   return e
 end
 
-local function live(srv, args, where)
+-- The live Sandbox named by args, held for the call (req._held: the
+-- dispatcher releases it after; a sandbox with a call in flight is
+-- never idle, however long the call).
+local function live(srv, args, req, where)
   local e = entry(srv, args, where)
-  return srv.registry:live(e), e
+  local held = req._held or {}
+  req._held = held
+  return srv.registry:live(e, held), e
 end
 
 -- memory "8g" | "512m" | bytes -> what sandbox.start takes (bytes or the string)
@@ -142,8 +147,8 @@ function M.is_alive(srv, args)
   return { is_alive = alive, message = srv.registry.host_name }
 end
 
-function M.create_session(srv, args)
-  local sb = live(srv, args)
+function M.create_session(srv, args, req)
+  local sb = live(srv, args, req)
   field(args, "env_enable", "boolean") -- a given env is applied either way (docs/http-api.md)
   local envs = field(args, "env", "object")
   local st = field(args, "startup_timeout", "number")
@@ -164,8 +169,8 @@ end
 
 local CHECKS = { raise = true, silent = true, ignore = true }
 
-function M.run_in_session(srv, args)
-  local sb = live(srv, args)
+function M.run_in_session(srv, args, req)
+  local sb = live(srv, args, req)
   local command = field(args, "command", "string", true)
   local check = field(args, "check", "string") or "raise"
   if not CHECKS[check] then env.invalid("body.check", "Input should be 'raise', 'silent' or 'ignore'") end
@@ -196,19 +201,19 @@ function M.run_in_session(srv, args)
   return result
 end
 
-function M.interrupt(srv, args)
-  local sb = live(srv, args)
+function M.interrupt(srv, args, req)
+  local sb = live(srv, args, req)
   return sb:interrupt{ session = field(args, "session", "string") or "default" }
 end
 
-function M.close_session(srv, args)
-  local sb = live(srv, args)
+function M.close_session(srv, args, req)
+  local sb = live(srv, args, req)
   sb:close_session{ session = field(args, "session", "string") or "default" }
   return { session_type = "bash" }
 end
 
-function M.execute(srv, args)
-  local sb = live(srv, args)
+function M.execute(srv, args, req)
+  local sb = live(srv, args, req)
   local cmd = args.command
   if type(cmd) ~= "string" and not (type(cmd) == "table" and cmd[1] ~= nil) then
     env.invalid("body.command", cmd == nil and "Field required" or "Input should be a valid string or list")
@@ -232,8 +237,8 @@ function M.execute(srv, args)
   return result
 end
 
-function M.read_file(srv, args)
-  local sb = live(srv, args)
+function M.read_file(srv, args, req)
+  local sb = live(srv, args, req)
   local enc = field(args, "encoding", "string")
   local bin = enc == "base64"
   local r = sb:read_file{ path = field(args, "path", "string", true), binary = bin or nil }
@@ -241,8 +246,8 @@ function M.read_file(srv, args)
   return { content = r.content }
 end
 
-function M.write_file(srv, args)
-  local sb = live(srv, args)
+function M.write_file(srv, args, req)
+  local sb = live(srv, args, req)
   local content = field(args, "content", "string", true)
   if field(args, "encoding", "string") == "base64" then
     content = core.base64_decode(content)
@@ -269,7 +274,7 @@ function M.upload(srv, _, req)
   if not target or not target:find("%S") then env.invalid("body.target_path", "Field required") end
   local file = form.file
   if not file then env.invalid("body.file", "Field required") end
-  local sb = live(srv, { sandbox_id = id })
+  local sb = live(srv, { sandbox_id = id }, req)
   if file.file then sb:upload{ path = target, file = file.file }
   else sb:write_file{ path = target, content = file.value or "" } end
   local name = file.filename or target:match("[^/]*$")
@@ -292,8 +297,8 @@ function M.delete(srv, args)
 end
 
 --- /commit: the sandbox's filesystem as an image (docker and podman).
-function M.commit(srv, args)
-  local sb = live(srv, args)
+function M.commit(srv, args, req)
+  local sb = live(srv, args, req)
   local tag = field(args, "image_tag", "string") or ("rock-commit/" .. sb.id .. ":latest")
   if not sb.engine or not sb.container then
     errors.raise("invalid_argument", "commit needs a docker or podman sandbox (this one is " .. sb.backend .. ")")
@@ -312,8 +317,8 @@ local function cpu_percent(st)
   return cpu / sys * n * 100
 end
 
-function M.get_sandbox_statistics(srv, args)
-  local sb = live(srv, args, "query")
+function M.get_sandbox_statistics(srv, args, req)
+  local sb = live(srv, args, req, "query")
   if not sb.engine or not sb.container then
     errors.raise("invalid_argument", "statistics need a docker or podman sandbox (this one is " .. sb.backend .. ")")
   end
@@ -375,8 +380,8 @@ function M.sandboxes_batch(srv, args)
   return { statuses = entries_status(srv, list) }
 end
 
-function M.editor(srv, args)
-  local sb = live(srv, args)
+function M.editor(srv, args, req)
+  local sb = live(srv, args, req)
   local o = {}
   for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then o[k] = v end end
   return sb:editor(o)
@@ -386,8 +391,8 @@ end
 --- passed to the sandbox's rocklet as they are (docs/rocklet-api.md), so a
 --- remote Sandbox's sb:arun{mode="nohup"} works through the API.
 local function jobs_call(path)
-  return function(srv, args)
-    local sb = live(srv, args)
+  return function(srv, args, req)
+    local sb = live(srv, args, req)
     local body = {}
     for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then body[k] = v end end
     local wait = type(body.timeout) == "number" and body.timeout or nil
