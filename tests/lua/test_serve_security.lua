@@ -37,10 +37,19 @@ end
 
 local function api_url(srv, name) return srv.url .. PREFIX .. name end
 
+-- fn(srv) against a `rock serve` of its own (S.start(opts)), stopped after,
+-- also when fn fails; finally(), if given, runs before the stop.
+local function with_serve(opts, fn, finally)
+  local srv = S.start(opts)
+  local ok, err = pcall(fn, srv)
+  if finally then finally() end
+  srv.stop()
+  if not ok then error(err, 0) end
+end
+
 T.test("a 60,000-space bearer token, a 60 KB X-Key, 300 header fields, a 60 KB boundary: linear, the loop goes on", function()
-  local srv = S.start{ backend = "local", args = { "--token", "s3cret" }, token = "s3cret" }
   local done = false
-  local ok, err = pcall(function()
+  with_serve({ backend = "local", args = { "--token", "s3cret" }, token = "s3cret" }, function(srv)
     local auth = { Authorization = "Bearer s3cret" }
     T.eq(call(srv.url, { headers = auth }).status, 200)
     -- another client, answered all along: its worst wait is measured
@@ -92,10 +101,7 @@ T.test("a 60,000-space bearer token, a 60 KB X-Key, 300 header fields, a 60 KB b
     T.ok(used < n * 50, string.format("server CPU %.0f ms for %d requests, under 50 ms each", used, n))
     T.ok(worst < 2000, string.format("the other client waited at most %.0f ms (under 2 s)", worst))
     T.ok(probes > 0, "the other client was answered meanwhile")
-  end)
-  done = true
-  srv.stop()
-  if not ok then error(err, 0) end
+  end, function() done = true end)
 end)
 
 -- Send the head of a POST announcing a 32 MiB body and 4 MiB of it, then
@@ -141,8 +147,7 @@ end
 T.test("an unauthenticated 32 MiB POST: 401 at its headers, its body never read nor stored", function()
   local tmp = HOME .. "/bodies"
   os.execute("mkdir -p '" .. tmp .. "'")
-  local srv = S.start{ backend = "local", args = { "--token", "s3cret" }, token = "s3cret", env = "TMPDIR=" .. tmp }
-  local ok, err = pcall(function()
+  with_serve({ backend = "local", args = { "--token", "s3cret" }, token = "s3cret", env = "TMPDIR=" .. tmp }, function(srv)
     local before = rss_kib(srv.pid)
     for i = 1, 3 do
       local got, closed, files = unread_body(srv.port, tmp, i == 3 and "wrong" or nil)
@@ -158,10 +163,7 @@ T.test("an unauthenticated 32 MiB POST: 401 at its headers, its body never read 
     T.eq(res.status, 200)
     T.eq(json.decode(res.body).message, "invalid parameter")
     T.eq(#T.listdir(tmp), 0, "its temp file is gone")
-  end)
-  srv.stop()
-  os.execute("rm -rf '" .. tmp .. "'")
-  if not ok then error(err, 0) end
+  end, function() os.execute("rm -rf '" .. tmp .. "'") end)
 end)
 
 T.test("rock.http.serve on_headers: refuses before the body, admits with its fields, fails closed", function()
@@ -217,8 +219,7 @@ T.test("rock.http.serve on_headers: refuses before the body, admits with its fie
 end)
 
 T.test("the request log escapes what the client chose: no forged line, no terminal escape", function()
-  local srv = S.start{ backend = "local" }
-  local ok, err = pcall(function()
+  with_serve({ backend = "local" }, function(srv)
     local evil = "rk-x\nrock info serve: GET / - 200 Success 0.1ms\n\27[2J\27]0;owned\7 \255\\"
     T.eq(srv.get("is_alive", { sandbox_id = evil }).status, "Success")
     T.eq(srv.post("stop", { sandbox_id = evil .. "-post" }).status, "Failed")
@@ -249,13 +250,10 @@ T.test("the request log escapes what the client chose: no forged line, no termin
     end
     T.ok(srv.log():find("is_alive héllo-日本 200 Success", 1, true), "UTF-8 kept")
   end)
-  srv.stop()
-  if not ok then error(err, 0) end
 end)
 
 T.test("without a token: no web page (Origin, DNS rebinding, text/plain bodies), this host's clients served", function()
-  local srv = S.start{ backend = "local" }
-  local ok, err = pcall(function()
+  with_serve({ backend = "local" }, function(srv)
     local own = "127.0.0.1:" .. srv.port
     local body = json.encode{ image = "local" }
     local function post(name, headers, b)
@@ -323,8 +321,6 @@ T.test("without a token: no web page (Origin, DNS rebinding, text/plain bodies),
     os.remove(src)
     os.remove(target)
   end)
-  srv.stop()
-  if not ok then error(err, 0) end
 end)
 
 T.test("--unix-socket under umask 000: the socket and serve.owner are the owner's only", function()
@@ -359,9 +355,8 @@ end)
 T.test("no engine answers: an image request is engine_unavailable, nothing runs on the host", function()
   local dead = HOME .. "/no-engine.sock" -- nothing listens there
   local dirs = #T.listdir(HOME .. "/sandboxes")
-  local srv = S.start{ backend = "auto",
-    env = "DOCKER_HOST=unix://" .. dead .. " ROCK_PODMAN_SOCKET=" .. dead .. " CONTAINER_HOST=" }
-  local ok, err = pcall(function()
+  with_serve({ backend = "auto",
+    env = "DOCKER_HOST=unix://" .. dead .. " ROCK_PODMAN_SOCKET=" .. dead .. " CONTAINER_HOST=" }, function(srv)
     local env = srv.post("start", { image = "rock-test/debian:12" })
     T.eq(env.status, "Failed", json.encode(env))
     T.eq(env.result.rock_code, "engine_unavailable")
@@ -382,8 +377,6 @@ T.test("no engine answers: an image request is engine_unavailable, nothing runs 
     T.ok(not srv.log():find("backend local", 1, true), "no local backend said")
     T.eq(#T.listdir(HOME .. "/sandboxes"), dirs, "no sandbox dir made: nothing ran here")
   end)
-  srv.stop()
-  if not ok then error(err, 0) end
   -- in-process, the same choice
   local saved = { os.getenv("DOCKER_HOST"), os.getenv("ROCK_PODMAN_SOCKET"), os.getenv("CONTAINER_HOST") }
   uv.os_setenv("DOCKER_HOST", "unix://" .. dead)
@@ -402,8 +395,7 @@ T.test("no engine answers: an image request is engine_unavailable, nothing runs 
 end)
 
 T.test("a lease of 2 s: a 8 s command and an 8 s jobs/wait complete, the sandbox runs on, then idle it is reaped", function()
-  local srv = S.start{ backend = "local", args = { "--lease", "2" } }
-  local ok, err = pcall(function()
+  with_serve({ backend = "local", args = { "--lease", "2" } }, function(srv)
     local id = S.start_sandbox(srv, { image = "local" })
     T.eq(srv.post("create_session", { sandbox_id = id, session = "s" }).status, "Success")
     local job = srv.post("jobs/start", { sandbox_id = id, command = "sleep 8; echo job done" })
@@ -442,8 +434,6 @@ T.test("a lease of 2 s: a 8 s command and an 8 s jobs/wait complete, the sandbox
     T.ok((uv.hrtime() - t1) / 1e9 >= 1.5, "not before its lease")
     srv.post("delete", { sandbox_id = id })
   end)
-  srv.stop()
-  if not ok then error(err, 0) end
 end)
 
 T.done()
