@@ -3,6 +3,7 @@
  *   srv = core.http_serve(opts, on_request [, on_abort])  a server on the loop
  *   srv:port()  srv:drain(cb)  srv:close()  srv:stats()
  *   core.log_buffered(level, area, msg)  core.log_flush()  core.log_default(level)
+ *   core.log_escape(s)
  * on_request(req, handle) runs on the loop for each whole request: req is
  * {method=, path=, raw_query=, headers=, body= | body_file=, peer=,
  * _handle=handle} (with opts.request_mt as its metatable), handle a
@@ -11,6 +12,11 @@
  * on_abort(req) runs, once, for a request still unanswered when
  * on_request returned whose client went away (one function per server;
  * handle:on_abort(fn) sets one per request instead).
+ * opts.on_headers(req, handle), if given, runs as soon as a request's
+ * headers are in, before its body is read (req without body): answering
+ * there refuses the request unread (the connection closes after the
+ * answer); returning true admits it: the same req table goes to
+ * on_request once whole; anything else (an error) is a 500.
  * A body larger than opts.body_to_file (or chunked) goes to a temp file as
  * it arrives, deleted once the answer is sent (or the request dies).
  * Callbacks run on the thread that called into the server (an answer may
@@ -47,6 +53,7 @@ typedef struct lrock_serve {
   int drained_ref; /* drain's callback, until it runs */
   int abort_ref;   /* on_abort(req), or LUA_NOREF */
   int mt_ref;      /* opts.request_mt, or LUA_NOREF */
+  int headers_ref; /* opts.on_headers, or LUA_NOREF */
   uint64_t body_to_file;
   char *tmpdir;
 } serve_t;
@@ -55,8 +62,9 @@ typedef struct {
   rock_http_req_t *req; /* NULL once answered */
   serve_t *s;
   int abort_ref;        /* handle:on_abort's function, or LUA_NOREF */
-  int req_ref;          /* the request table for the server's on_abort
-                         * while unanswered, or LUA_NOREF */
+  int req_ref;          /* the request table: from on_headers until
+                         * on_request, then for the server's on_abort
+                         * while unanswered; or LUA_NOREF */
 } request_ud;
 
 static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
@@ -104,14 +112,141 @@ static void body_remove(rock_http_req_t *req) {
   req->user = NULL;
 }
 
-static void body_drop(rock_http_req_t *req) {
+/* The request is answered or dropped by C, not by its handle: the Lua
+ * side lets go of it (the handle then answers nothing). */
+static void detach(rock_http_req_t *req) {
+  request_ud *u = req->abort_arg;
+  if (!u) return;
+  req->abort_arg = NULL;
+  u->req = NULL;
+  drop_abort(cb_state(u->s), u);
+}
+
+/* on_drop: the request dies before it is whole (client gone, malformed,
+ * too large): its body file and its Lua side go. */
+static void request_drop(rock_http_req_t *req) {
   if (req->body_fd >= 0) close(req->body_fd);
   req->body_fd = -1;
   body_remove(req);
+  detach(req);
 }
 
+/* ---- requests to Lua ---- */
+
+/* req.headers: names lowercased by the server; repeats joined by ", ".
+ * Linear in the headers' size: a repeated name first collects its values
+ * in a list, joined once at the end (joining as they come would copy the
+ * growing value again for each repeat). */
+static void push_headers(lua_State *L, const rock_http_req_t *req) {
+  lua_newtable(L);
+  int t = lua_gettop(L), repeats = 0;
+  const char *p = req->headers, *end = p ? p + req->headers_len : NULL;
+  while (p && p < end) {
+    const char *name = p;
+    p += strlen(p) + 1;
+    if (p >= end) break;
+    const char *value = p;
+    p += strlen(p) + 1;
+    int ty = lua_getfield(L, t, name);
+    if (ty == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_pushstring(L, value);
+      lua_setfield(L, t, name);
+    } else if (ty == LUA_TSTRING) { /* the second: a list of them */
+      lua_createtable(L, 4, 0);
+      lua_insert(L, -2);
+      lua_rawseti(L, -2, 1);
+      lua_pushstring(L, value);
+      lua_rawseti(L, -2, 2);
+      lua_setfield(L, t, name);
+      repeats = 1;
+    } else {
+      lua_pushstring(L, value);
+      lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+      lua_pop(L, 1);
+    }
+  }
+  for (p = req->headers; repeats && p && p < end;) { /* join the lists */
+    const char *name = p;
+    p += strlen(p) + 1;
+    if (p >= end) break;
+    p += strlen(p) + 1;
+    if (lua_getfield(L, t, name) != LUA_TTABLE) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (lua_Integer i = 1; i <= n; i++) {
+      if (i > 1) luaL_addlstring(&b, ", ", 2);
+      lua_rawgeti(L, t + 1, i);
+      luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+    lua_setfield(L, t, name);
+    lua_pop(L, 1);
+  }
+}
+
+/* Push the request table of req (all but its body) and its handle (a
+ * rock.http_request userdata, also req._handle); returns the handle's
+ * state. */
+static request_ud *push_request(lua_State *L, serve_t *s, rock_http_req_t *req) {
+  lua_createtable(L, 0, 12); /* room for what Lua adds (query, _gone, ...) */
+  lua_pushstring(L, req->method);
+  lua_setfield(L, -2, "method");
+  lua_pushstring(L, req->path);
+  lua_setfield(L, -2, "path");
+  lua_pushstring(L, req->query);
+  lua_setfield(L, -2, "raw_query");
+  push_headers(L, req);
+  lua_setfield(L, -2, "headers");
+  if (req->peer[0]) {
+    lua_pushstring(L, req->peer);
+    lua_setfield(L, -2, "peer");
+  }
+  request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  u->req = req;
+  u->s = s;
+  u->abort_ref = u->req_ref = LUA_NOREF;
+  req->abort_arg = u;
+  luaL_setmetatable(L, REQUEST_MT);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
+  lua_setiuservalue(L, -2, 1);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "_handle");
+  if (s->mt_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->mt_ref);
+    lua_setmetatable(L, -3);
+  }
+  return u;
+}
+
+/* The headers are in, the body not read yet: opts.on_headers may answer
+ * (refuse) now; else a large or chunked body gets its temp file. */
 static void on_headers(rock_http_req_t *req, void *data) {
   serve_t *s = data;
+  req->on_drop = request_drop;
+  if (s->headers_ref != LUA_NOREF) {
+    lua_State *L = cb_state(s);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->headers_ref);
+    request_ud *u = push_request(L, s, req);
+    lua_pushvalue(L, -2);
+    u->req_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* for on_request */
+    lua_pushvalue(L, -1);
+    lua_insert(L, -4); /* the handle stays on the stack past the call: u lives */
+    int n = lrock_pcall(L, 2, 1, 0); /* an error is logged */
+    int go_on = n > 0 && lua_toboolean(L, -1); /* true: admitted */
+    lua_pop(L, n > 0 ? n + 1 : 1);
+    if (!u->req) return; /* refused: the body is not read */
+    if (!go_on) { /* the hook failed before it answered: refused all the same */
+      static const char msg[] = "{\"error\":\"on_headers failed\"}";
+      detach(req);
+      rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+      return;
+    }
+  }
   uint64_t cl = req->content_length;
   if (cl != UINT64_MAX && (cl <= s->body_to_file || cl > req->max_body)) return;
   size_t tl = strlen(s->tmpdir);
@@ -127,37 +262,12 @@ static void on_headers(rock_http_req_t *req, void *data) {
     rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot make a temp file for a body\" dir=\"%s\" error=\"%s\"",
              s->tmpdir, b ? strerror(errno) : "no memory");
     free(b);
+    detach(req);
     rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
     return;
   }
   req->user = b;
   req->body_fd = fd;
-  req->on_drop = body_drop;
-}
-
-/* ---- requests to Lua ---- */
-
-/* req.headers: names lowercased by the server; repeats joined by ", ". */
-static void push_headers(lua_State *L, const rock_http_req_t *req) {
-  lua_newtable(L);
-  const char *p = req->headers, *end = p ? p + req->headers_len : NULL;
-  while (p && p < end) {
-    const char *name = p;
-    p += strlen(p) + 1;
-    if (p >= end) break;
-    const char *value = p;
-    p += strlen(p) + 1;
-    lua_getfield(L, -1, name);
-    if (lua_isstring(L, -1)) {
-      lua_pushliteral(L, ", ");
-      lua_pushstring(L, value);
-      lua_concat(L, 3);
-    } else {
-      lua_pop(L, 1);
-      lua_pushstring(L, value);
-    }
-    lua_setfield(L, -2, name);
-  }
 }
 
 /* A chunked body that turned out small comes back to memory: read it,
@@ -192,52 +302,41 @@ static void handler(rock_http_req_t *req, void *data) {
                        strerror(err));
       rock_log(ROCK_LOG_ERROR, "http", "msg=\"cannot store a body\" error=\"%s\"", strerror(err));
       body_remove(req);
+      detach(req);
       rock_http_respond(req, err == ENOSPC ? 507 : 500, "application/json", msg, n);
       return;
     }
   }
   lua_State *L = cb_state(s);
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->handler_ref);
-  lua_createtable(L, 0, 12); /* room for what Lua adds (query, _gone, ...) */
-  lua_pushstring(L, req->method);
-  lua_setfield(L, -2, "method");
-  lua_pushstring(L, req->path);
-  lua_setfield(L, -2, "path");
-  lua_pushstring(L, req->query);
-  lua_setfield(L, -2, "raw_query");
-  push_headers(L, req);
-  lua_setfield(L, -2, "headers");
-  if (req->peer[0]) {
-    lua_pushstring(L, req->peer);
-    lua_setfield(L, -2, "peer");
+  request_ud *u = req->abort_arg;
+  if (u) { /* made by on_headers */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, u->req_ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, u->req_ref);
+    u->req_ref = LUA_NOREF;
+    if (lua_getfield(L, -1, "_handle") != LUA_TUSERDATA || luaL_testudata(L, -1, REQUEST_MT) != u) {
+      static const char msg[] = "{\"error\":\"on_headers replaced req._handle\"}";
+      lua_pop(L, 3);
+      detach(req);
+      rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
+      return;
+    }
+  } else {
+    u = push_request(L, s, req);
   }
-  char *b = req->user;
+  char *b = req->user; /* the body, into the table (under the handle) */
   if (b && req->body_bytes <= s->body_to_file && push_small_file(L, req) == 0) {
-    lua_setfield(L, -2, "body");
+    lua_setfield(L, -3, "body");
   } else if (b) {
     lua_pushstring(L, b);
-    lua_setfield(L, -2, "body_file");
+    lua_setfield(L, -3, "body_file");
     lua_pushinteger(L, (lua_Integer)req->body_bytes);
-    lua_setfield(L, -2, "body_size");
+    lua_setfield(L, -3, "body_size");
   } else {
     lua_pushlstring(L, req->body, req->body_len);
-    lua_setfield(L, -2, "body");
+    lua_setfield(L, -3, "body");
   }
-  request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
-  u->req = req;
-  u->s = s;
-  u->abort_ref = u->req_ref = LUA_NOREF;
-  req->abort_arg = u;
   req->on_abort = on_client_gone;
-  luaL_setmetatable(L, REQUEST_MT);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, s->self_ref); /* the server lives on */
-  lua_setiuservalue(L, -2, 1);
-  lua_pushvalue(L, -1);
-  lua_setfield(L, -3, "_handle");
-  if (s->mt_ref != LUA_NOREF) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->mt_ref);
-    lua_setmetatable(L, -3);
-  }
   int watch = s->abort_ref != LUA_NOREF;
   if (watch) { /* a copy of req under the call, for on_abort */
     lua_pushvalue(L, -2);
@@ -396,7 +495,9 @@ static void serve_close(lua_State *L, serve_t *s) {
   luaL_unref(L, LUA_REGISTRYINDEX, s->self_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, s->abort_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, s->mt_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, s->headers_ref);
   s->handler_ref = s->drained_ref = s->self_ref = s->abort_ref = s->mt_ref = LUA_NOREF;
+  s->headers_ref = LUA_NOREF;
 }
 
 static void close_serves(lrock_ctx_t *ctx) {
@@ -470,16 +571,18 @@ static int l_server_stats(lua_State *L) {
   return 1;
 }
 
-/* An optional non-negative integer option. */
 /* core.http_serve{host=, port= | unix_socket=, max_body=, body_to_file=,
- * max_header=, max_conns=, idle_timeout=, tmpdir=, request_mt=},
- * on_request [, on_abort] */
+ * max_header=, max_conns=, idle_timeout=, tmpdir=, request_mt=,
+ * on_headers=}, on_request [, on_abort] */
 static int l_http_serve(lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
   lua_getfield(L, 1, "request_mt");
   if (!lua_isnil(L, -1)) luaL_argcheck(L, lua_istable(L, -1), 1, "'request_mt' must be a table");
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "on_headers");
+  if (!lua_isnil(L, -1)) luaL_argcheck(L, lua_isfunction(L, -1), 1, "'on_headers' must be a function");
   lua_pop(L, 1);
   lrock_ctx_t *ctx = lrock_ctx(L);
   const char *host = lrock_opt_string(L, 1, "host");
@@ -514,6 +617,7 @@ static int l_http_serve(lua_State *L) {
   s->ctx = ctx;
   s->body_to_file = body_to_file;
   s->handler_ref = s->drained_ref = s->self_ref = s->abort_ref = s->mt_ref = LUA_NOREF;
+  s->headers_ref = LUA_NOREF;
   int rc = host ? rock_http_server_start_tcp(&s->srv, ctx->loop, host, (int)port, &o, handler, s)
                 : rock_http_server_start(&s->srv, ctx->loop, unix_socket, &o, handler, s);
   if (rc) {
@@ -539,6 +643,9 @@ static int l_http_serve(lua_State *L) {
   }
   lua_getfield(L, 1, "request_mt");
   if (lua_istable(L, -1)) s->mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  else lua_pop(L, 1);
+  lua_getfield(L, 1, "on_headers");
+  if (lua_isfunction(L, -1)) s->headers_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   else lua_pop(L, 1);
   lua_pushvalue(L, -1);
   s->self_ref = luaL_ref(L, LUA_REGISTRYINDEX);
@@ -575,6 +682,64 @@ static int l_log_flush(lua_State *L) {
 static int l_log_default(lua_State *L) {
   rock_log_default(luaL_checkoption(L, 1, NULL, LEVELS));
   return 0;
+}
+
+/* The length of the UTF-8 sequence of a printable character at p (n
+ * bytes left), or 0: an invalid or overlong sequence, a surrogate, a C1
+ * control (U+0080-U+009F: a terminal may read U+009B as CSI), a line or
+ * paragraph separator, or a bidirectional control. */
+static size_t utf8_printable(const unsigned char *p, size_t n) {
+  size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : 2;
+  if (p[0] < 0xc2 || p[0] > 0xf4 || n < len) return 0;
+  uint32_t cp = p[0] & (0x7f >> len);
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (p[i] & 0x3f);
+  }
+  static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  if (cp <= 0x9f || cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+      (cp >= 0x2066 && cp <= 0x2069))
+    return 0;
+  return len;
+}
+
+/* core.log_escape(s) -> s as one word of a log line: printable ASCII and
+ * printable UTF-8 as they are; a space, a backslash, control bytes and
+ * bytes that are not printable UTF-8 escaped (\n \r \t \\, else \xHH).
+ * s itself when nothing needs escaping. */
+static int l_log_escape(lua_State *L) {
+  size_t n;
+  const unsigned char *s = (const unsigned char *)luaL_checklstring(L, 1, &n);
+  size_t i = 0;
+  while (i < n && s[i] > 0x20 && s[i] < 0x7f && s[i] != '\\') i++;
+  if (i == n) {
+    lua_settop(L, 1);
+    return 1;
+  }
+  luaL_Buffer b;
+  luaL_buffinit(L, &b);
+  luaL_addlstring(&b, (const char *)s, i);
+  while (i < n) {
+    unsigned char c = s[i];
+    size_t k;
+    if (c > 0x20 && c < 0x7f && c != '\\') {
+      luaL_addchar(&b, (char)c);
+      i++;
+    } else if (c >= 0x80 && (k = utf8_printable(s + i, n - i))) {
+      luaL_addlstring(&b, (const char *)s + i, k);
+      i += k;
+    } else {
+      static const char hex[] = "0123456789abcdef";
+      const char *named = c == '\n' ? "\\n" : c == '\r' ? "\\r" : c == '\t' ? "\\t"
+                          : c == '\\' ? "\\\\" : NULL;
+      char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+      luaL_addlstring(&b, named ? named : e, named ? 2 : 4);
+      i++;
+    }
+  }
+  luaL_pushresult(&b);
+  return 1;
 }
 
 /* ---- registration ---- */
@@ -617,5 +782,6 @@ const luaL_Reg lrock_serve_funcs[] = {
     {"log_buffered", l_log_buffered},
     {"log_flush", l_log_flush},
     {"log_default", l_log_default},
+    {"log_escape", l_log_escape},
     {NULL, NULL},
 };

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -85,11 +86,12 @@ struct rock_http_conn {
   size_t hname_len, hval_len;
   rock_buf_t hdrs;    /* the headers kept (opts.max_header): name\0value\0 */
   size_t hdr_bytes;   /* URL and header bytes of the request being read */
+  unsigned nfields;   /* its header fields so far (kept headers) */
   int file_fd;        /* an answer's file being sent, or -1 */
   uint64_t file_left; /* its bytes not yet read */
   char peer[48];
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
-      expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1;
+      expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1;
 };
 
 typedef struct {
@@ -413,6 +415,11 @@ static void refuse_too_large(rock_http_conn_t *c, uint64_t limit) {
 /* A parse error: its status and the JSON body saying why. */
 static int parse_failure(rock_http_conn_t *c, enum http_errno e, char *msg,
                          size_t cap) {
+  if (c->many_fields) {
+    snprintf(msg, cap, "{\"code\":\"bad_request\",\"message\":\"more than %d "
+             "request header fields\"}", ROCK_HTTP_MAX_FIELDS);
+    return 431;
+  }
   if (c->hdr_over || e == HPE_HEADER_OVERFLOW) {
     snprintf(msg, cap, "{\"code\":\"bad_request\",\"message\":\"request headers "
              "larger than %zu bytes\"}",
@@ -527,6 +534,7 @@ static int on_message_begin(http_parser *p) {
   c->url.len = 0;
   c->hdrs.len = 0;
   c->hdr_bytes = 0;
+  c->nfields = 0;
   c->body.len = 0;
   c->hname_len = c->hval_len = 0;
   c->in_value = 0;
@@ -593,6 +601,11 @@ static void take(char *dst, size_t cap, size_t *dlen, const char *at,
 
 static int on_header_field(http_parser *p, const char *at, size_t len) {
   rock_http_conn_t *c = p->data;
+  if (c->server->opts.max_header && (c->in_value || !c->hname_len) &&
+      ++c->nfields > ROCK_HTTP_MAX_FIELDS) { /* a field begins: one too many */
+    c->many_fields = 1;
+    return -1;
+  }
   if (c->in_value) {
     header_done(c);
     if (keep_end(c)) return -1; /* the value's */
@@ -1042,7 +1055,14 @@ int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
   if (!s) return UV_ENOMEM;
   uv_pipe_init(loop, &s->listener.pipe, 0);
   unlink(path);
-  return server_listen(s, uv_pipe_bind(&s->listener.pipe, path), out);
+  int rc = uv_pipe_bind(&s->listener.pipe, path);
+  /* owner-only, whatever the umask: a client of the socket needs no
+   * token. Set before listen(): until then nobody can connect. */
+  if (!rc && chmod(path, 0600)) {
+    rc = uv_translate_sys_error(errno);
+    unlink(path);
+  }
+  return server_listen(s, rc, out);
 }
 
 int rock_http_server_start_tcp(rock_http_server_t **out, uv_loop_t *loop,

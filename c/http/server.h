@@ -26,6 +26,11 @@ typedef struct rock_http_conn rock_http_conn_t;
  * is sent (backpressure). The read-ahead lets it see a client hang up. */
 #define ROCK_HTTP_READ_AHEAD (64u << 10)
 
+/* Header fields a request may have when the headers are kept (past it
+ * 431): each costs a fixed time to hand over, which 64 KiB of tiny
+ * fields would multiply by 16,000 before anyone is authenticated. */
+#define ROCK_HTTP_MAX_FIELDS 256
+
 /* A request. Owned by the server until handed to the handler, then by the
  * handler until rock_http_respond (which frees it). */
 typedef struct rock_http_req {
@@ -99,9 +104,9 @@ typedef struct {
    * answer). Otherwise the handler gets the request once it is whole. */
   rock_http_handler_fn on_headers;
   /* Keep the request headers (req->headers) and refuse with 431 a request
-   * whose URL and header names and values pass this many bytes; 0: the
-   * headers are not kept (http-parser's own 80 KiB limit holds; past it
-   * also 431). */
+   * whose URL and header names and values pass this many bytes, or that
+   * has more than ROCK_HTTP_MAX_FIELDS header fields; 0: the headers are
+   * not kept (http-parser's own 80 KiB limit holds; past it also 431). */
   size_t max_header;
 } rock_http_server_opts_t;
 
@@ -114,6 +119,7 @@ typedef struct {
    .max_header = 0}
 
 /* Listen on a unix socket at path (an existing socket file is replaced),
+ * owner-only (0600, whatever the umask, from before anyone can connect),
  * with the listen backlog as large as the kernel allows; *opts is copied
  * (NULL: the defaults). Returns 0 or a negative libuv error. */
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,

@@ -54,11 +54,13 @@ function M.serve(argv)
   local o = require("rock.flags").parse(rest, {
     host = { default = "127.0.0.1", help = "address to bind (anything but 127.0.0.1 needs --token)" },
     port = { type = "number", default = 8080, help = "TCP port (0: any free one, printed)" },
-    unix_socket = { help = "serve on this unix socket instead of TCP" },
-    backend = { default = "auto", help = "auto|docker|podman|local" },
+    unix_socket = { help = "serve on this unix socket (owner-only) instead of TCP" },
+    backend = { default = "auto", help = "auto (docker, else podman; no engine: starts fail)|docker|podman|" ..
+      "local (on this host as this user, unconfined)" },
     token = { help = "API token (default $ROCK_API_TOKEN): Authorization: Bearer T or X-Key: T" },
     lease = { type = "number", help = "default idle lease in seconds (ROCK: 1800)" },
-  }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]")
+  }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]" ..
+    " [--unix-socket PATH] [--lease S]")
   local task = require "rock.task"
   log.set_default("info") -- a line per request (docs/http-api.md) unless ROCK_LOG says otherwise
   local srv = require("rock.serve").start{ host = o.host, port = o.port, unix_socket = o.unix_socket,

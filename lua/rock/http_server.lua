@@ -5,8 +5,9 @@
 -- workers reused from request to request: a request starts at once on an
 -- idle worker, so a handler that does not wait is answered before the
 -- loop turns (see "Workers" below).
--- Large bodies go to temp files, multipart forms are parsed in C
--- (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
+-- An on_headers hook may refuse a request before its body is read
+-- (authentication). Large bodies go to temp files, multipart forms are
+-- parsed in C (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
 -- binding), c/http/server.c (the mechanism), c/http/multipart.c.
 local core = require "rock.core"
 local task = require "rock.task"
@@ -23,6 +24,10 @@ local M = {}
 ---@field after fun(req: rock.HttpServerRequest, res: rock.HttpServerResponse|nil)|nil
 ---                              runs once the answer is written (nil res: the handler
 ---                              failed): metrics, access logs, off the client's wait
+---@field on_headers fun(req: rock.HttpServerRequest): rock.HttpServerResponse|nil
+---                              runs once the headers are in, before the body is read,
+---                              on the loop (it must not wait): a response refuses the
+---                              request unread (authentication); nil goes on
 ---@field host string|nil        numeric address to bind (default "127.0.0.1"; "localhost" is 127.0.0.1)
 ---@field port integer|nil       default 8080; 0 = any free port (srv.port tells)
 ---@field unix_socket string|nil listen on this unix socket instead of host/port
@@ -70,6 +75,24 @@ end
 local function unescape(s)
   s = s:gsub("+", " ")
   return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+--- A Content-Type's media type, lowercased and trimmed ("" when none), and
+--- the value of its parameter named param (unquoted; nil when absent). In
+--- time linear in the header's length.
+function M.media_type(ctype, param)
+  local semi = ctype:find(";", 1, true)
+  local mime = trim(semi and ctype:sub(1, semi - 1) or ctype):lower()
+  if not (param and semi) then return mime end
+  local value
+  for seg in ctype:sub(semi + 1):gmatch("[^;]+") do
+    local eq = seg:find("=", 1, true)
+    if eq and trim(seg:sub(1, eq - 1)):lower() == param then
+      local v = trim(seg:sub(eq + 1))
+      value = v:match('^"(.*)"$') or v
+    end
+  end
+  return mime, value
 end
 
 --- Decode a query string: {k = v}, the last of repeated keys wins.
@@ -144,6 +167,12 @@ local function message_of(e)
   return ok and s or "an error that cannot be printed"
 end
 
+-- The request's method and path as one may log them (control bytes and
+-- the like escaped: a path must not forge log lines).
+local function what(req)
+  return core.log_escape(req.method) .. " " .. core.log_escape(req.path)
+end
+
 local function keep_traceback(e)
   if type(e) == "table" then
     if errors.is(e) and e.traceback == nil then e.traceback = debug.traceback("", 2) end
@@ -187,7 +216,7 @@ local function answer(req, ok, res)
   end
   if not ok then
     local e = res
-    log.error("http", "%s %s: handler failed: %s%s", req.method, req.path, message_of(e),
+    log.error("http", "%s: handler failed: %s%s", what(req), message_of(e),
       type(e) == "table" and e.traceback and ("\n" .. e.traceback) or "")
     if not handle:answered() then
       handle:respond(500, "Content-Type: application/json\r\n", json.encode({ error = message_of(e) }))
@@ -201,7 +230,7 @@ local function run(srv, req)
   answer(req, ok, res)
   if srv._after then
     local aok, e = pcall(srv._after, req, ok and res or nil)
-    if not aok then log.error("http", "%s %s: after failed: %s", req.method, req.path, message_of(e)) end
+    if not aok then log.error("http", "%s: after failed: %s", what(req), message_of(e)) end
   end
   local files = req._files
   if files then
@@ -209,7 +238,7 @@ local function run(srv, req)
     for _, f in ipairs(files) do os.remove(f) end
   end
   if t0 then
-    log.debug("http", "%s %s ms=%.1f", req.method, req.path, (uv.hrtime() - t0) / 1e6)
+    log.debug("http", "%s ms=%.1f", what(req), (uv.hrtime() - t0) / 1e6)
   end
 end
 
@@ -245,7 +274,7 @@ local function worker(srv, w, req)
     local ok, err = pcall(run, srv, req)
     w.req = nil
     if not ok then -- a bug in run itself: still one answer, and the worker goes on
-      log.error("http", "%s %s: %s", req.method, req.path, message_of(err))
+      log.error("http", "%s: %s", what(req), message_of(err))
       local h = req._handle
       if not h:answered() then pcall(h.respond, h, 500, "", "") end
     end
@@ -253,6 +282,19 @@ local function worker(srv, w, req)
     if srv._closed or #srv._pool >= MAX_IDLE then return end
     srv._pool[#srv._pool + 1] = w
     req = task.idle()
+  end
+end
+
+-- The server's on_headers: opts.on_headers(req) before the body is read;
+-- a response (or its failure, a 500) is the answer, the body unread.
+-- true: admitted (rock.core refuses the request unless it hears so).
+local function early(srv, req)
+  local ok, res = xpcall(srv._on_headers, keep_traceback, req)
+  if ok and res == nil then return true end
+  answer(req, ok, res)
+  if srv._after then
+    local aok, e = pcall(srv._after, req, ok and res or nil)
+    if not aok then log.error("http", "%s: after failed: %s", what(req), message_of(e)) end
   end
 end
 
@@ -327,6 +369,9 @@ function M.serve(opts)
   if opts.after ~= nil and type(opts.after) ~= "function" then
     errors.raise("invalid_argument", "rock.http.serve: after must be a function")
   end
+  if opts.on_headers ~= nil and type(opts.on_headers) ~= "function" then
+    errors.raise("invalid_argument", "rock.http.serve: on_headers must be a function")
+  end
   if opts.unix_socket ~= nil and (opts.host ~= nil or opts.port ~= nil) then
     errors.raise("invalid_argument", "rock.http.serve: give host/port or unix_socket, not both")
   end
@@ -348,8 +393,8 @@ function M.serve(opts)
   end
   sweep(tmpdir)
   local srv = setmetatable({
-    _handler = opts.handler, _after = opts.after, _pool = {}, _waiting = {}, _idle_waiters = {},
-    _ntasks = 0, _waiters = {},
+    _handler = opts.handler, _after = opts.after, _on_headers = opts.on_headers, _pool = {}, _waiting = {},
+    _idle_waiters = {}, _ntasks = 0, _waiters = {},
     _workers = setmetatable({}, { __mode = "k" }), -- task -> its worker
     tmpdir = tmpdir,
     body_to_file = check_int(opts.body_to_file, "body_to_file", MiB),
@@ -365,6 +410,7 @@ function M.serve(opts)
     idle_timeout = idle,
     tmpdir = tmpdir,
     request_mt = request_mt(srv),
+    on_headers = opts.on_headers and function(req) return early(srv, req) end,
   }, function(req) dispatch(srv, req) end, client_gone)
   if opts.unix_socket == nil then
     srv.port = srv._ud:port()
@@ -474,17 +520,10 @@ end
 function Request:form()
   if self._form then return self._form end
   local ctype = self.headers["content-type"] or ""
-  local mime, params = ctype:match("^%s*([^;%s]+)%s*(.*)$")
-  if not mime or mime:lower() ~= "multipart/form-data" then
-    errors.raise("bad_request", "the body is not multipart/form-data (Content-Type: " .. ctype .. ")")
-  end
-  local boundary
-  for seg in params:gmatch("[^;]+") do
-    local k, v = seg:match("^%s*([^=%s]+)%s*=(.*)$") -- v trimmed below: (.-)%s*$ is quadratic
-    if k and k:lower() == "boundary" then
-      v = trim(v)
-      boundary = v:match('^"(.*)"$') or v
-    end
+  local mime, boundary = M.media_type(ctype, "boundary")
+  if mime ~= "multipart/form-data" then
+    errors.raise("bad_request", "the body is not multipart/form-data (Content-Type: " ..
+      core.log_escape(ctype:sub(1, 200)) .. ")")
   end
   if not boundary or boundary == "" then
     errors.raise("bad_request", "multipart/form-data without a boundary")

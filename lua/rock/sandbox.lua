@@ -233,8 +233,15 @@ function M.start(opts)
   opts = check_table(opts, "sandbox.start")
   local backend = opt(opts.backend, "string", "sandbox.start", "backend") or "auto"
   if opt(opts.base_url, "string", "sandbox.start", "base_url") then backend = "remote" end
-  if backend == "auto" then -- a container backend needs an image to run
-    backend = opts.image and require("rock.engine").detect() or "local"
+  opt(opts.image, "string", "sandbox.start", "image")
+  if backend == "auto" then -- an image runs in a container, never on the host
+    if opts.image == nil then
+      backend = "local"
+    else
+      backend = require("rock.engine").detect() or errors.raise("engine_unavailable",
+        "sandbox.start: image " .. tostring(opts.image) .. " needs a container engine and none answers " ..
+        "(docker, podman); backend = \"local\" runs on this host without an image")
+    end
   end
   if not backends[backend] then
     errors.raise("invalid_argument", "sandbox.start: unknown backend '" .. backend ..
@@ -246,7 +253,6 @@ function M.start(opts)
     errors.raise("invalid_argument", "sandbox.start: 'sandbox_id' must match " ..
       "^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$, got " .. string.format("%q", tostring(opts.sandbox_id)))
   end
-  opt(opts.image, "string", "sandbox.start", "image")
   opt(opts.env, "table", "sandbox.start", "env")
   opt(opts.mounts, "table", "sandbox.start", "mounts")
   opt(opts.engine_args, "table", "sandbox.start", "engine_args")

@@ -133,8 +133,13 @@ function M.serve_as()
   owner_override = nil
   local label = M.owner_label(M.me())
   local tmp = M.serve_file() .. ".tmp"
-  local w = io.open(tmp, "w")
-  if not w or not w:write(label, "\n") or not w:close() or not os.rename(tmp, M.serve_file()) then
+  local data = label .. "\n"
+  local fd = uv.fs_open(tmp, "w", FILE_MODE)
+  local ok = fd and uv.fs_fchmod(fd, FILE_MODE) -- owner-only: open's mode went through the umask
+  ok = ok and uv.fs_write(fd, data, 0) == #data
+  if fd then ok = uv.fs_close(fd) and ok end
+  if not ok or not uv.fs_rename(tmp, M.serve_file()) then
+    if fd then uv.fs_unlink(tmp) end
     errors.raise("io_error", "cannot write " .. M.serve_file())
   end
   owner_override = { host = uv.os_gethostname(), serve = dir_key(M.dir()) }

@@ -103,6 +103,14 @@ function core.log_flush() end
 ---@param level "debug"|"info"|"warn"|"error"
 function core.log_default(level) end
 
+--- s as one word of a log line: printable ASCII and UTF-8 as they are; a
+--- space, a backslash, control bytes and what is not printable UTF-8 as
+--- \n \r \t \\ or \xHH (a client's sandbox id must not forge lines). s
+--- itself when nothing needs escaping.
+---@param s string
+---@return string
+function core.log_escape(s) end
+
 -- ---- HTTP (c/http/lua_http.c) --------------------------------------------
 
 --- Start an HTTP request on the loop (libcurl multi). cb(res) or

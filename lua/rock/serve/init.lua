@@ -6,12 +6,21 @@
 -- envelope.lua (ROCK's answers and input checks), routes.lua (one function
 -- per endpoint), registry.lua (the sandboxes, leases, adoption after a
 -- restart), metrics.lua (GET /metrics). docs/http-api.md.
+-- Who may call, checked once a request's headers are in, before its body
+-- is read (admit): with a token, who has it; without one (loopback or a
+-- unix socket), this host's own clients and no web page: a request naming
+-- another Host (DNS rebinding) or carrying a foreign Origin is refused,
+-- and a POST body must be application/json (multipart for /upload), which
+-- a page cannot send without a CORS preflight this server never grants.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
 local task = require "rock.task"
 local log = require "rock.log"
 local state = require "rock.state"
+local core = require "rock.core"
+local http_server = require "rock.http_server"
+local text = require "rock.text"
 local env = require "rock.serve.envelope"
 local routes = require "rock.serve.routes"
 
@@ -23,12 +32,26 @@ M.REAP_EVERY = 5 -- seconds between lease checks
 local Server = {}
 Server.__index = Server
 
--- Equal strings, in time that depends only on their lengths.
-local function same(a, b)
-  if type(a) ~= "string" or type(b) ~= "string" then return false end
-  local diff = #a ~ #b
-  for i = 1, math.max(#a, #b) do diff = diff | ((a:byte(i) or 0) ~ (b:byte(i) or 0)) end
+-- Whether s (what a client sent) is the token, in time that depends only
+-- on the token's length: neither on where they differ nor on how long s is.
+local function same(s, token)
+  if type(s) ~= "string" then return false end
+  local diff = #s ~ #token
+  for i = 1, #token do diff = diff | ((s:byte(i) or 0) ~ token:byte(i)) end
   return diff == 0
+end
+
+-- The credentials of Authorization: Bearer T, or nil; linear in the
+-- header's length (the scheme is case-insensitive, blanks around T go).
+local function bearer(v)
+  if not v or #v < 7 or v:sub(1, 6):lower() ~= "bearer" then return nil end
+  local _, e = v:find("^%s+", 7)
+  return e and text.trim(v:sub(e + 1)) or nil
+end
+
+-- A header's value as a refusal quotes it: its start, escaped.
+local function quote(v)
+  return core.log_escape(#v > 100 and v:sub(1, 100) .. "..." or v)
 end
 
 -- The one address served without a token: this host's own loopback
@@ -55,8 +78,49 @@ local NOT_ALLOWED = json.encode({ detail = "Method Not Allowed" })
 function Server:authorized(req)
   if not self.token then return true end
   local h = req.headers
-  local bearer = (h["authorization"] or ""):match("^[Bb]earer%s+(.-)%s*$")
-  return same(bearer, self.token) or same(h["x-key"], self.token)
+  return same(bearer(h["authorization"]), self.token) or same(h["x-key"], self.token)
+end
+
+local function refusal(status, message, why)
+  return respond(status, { status = "Failed", message = message, error = why, result = json.null })
+end
+
+local UPLOAD = M.PREFIX .. "upload"
+
+--- Who may call (rock.http.serve's on_headers: the body is not read yet,
+--- and is never read for a refused request). nil: go on; else the answer:
+--- 401 without the token; without a token, 403 for a Host that does not
+--- name this server or an Origin (a web page's request), 415 for a POST
+--- whose body is not application/json (multipart/form-data for /upload).
+function Server:admit(req)
+  req.t0 = uv.hrtime()
+  local h = req.headers
+  local route, res
+  if self.token then
+    if not self:authorized(req) then
+      route, res = "unauthorized", refusal(401, "unauthorized",
+        "a valid token is required (Authorization: Bearer or X-Key)")
+    end
+  else
+    local host, origin = h.host, h.origin
+    if host and self.hosts and not (self.hosts[host] or self.hosts[host:lower()]) then
+      route, res = "forbidden", refusal(403, "forbidden", "Host " .. quote(host) ..
+        " is not this server's address (" .. self.hosts_text .. "): refused (DNS rebinding?)")
+    elseif origin and not self.origins[origin:lower()] then
+      route, res = "forbidden", refusal(403, "forbidden", "Origin " .. quote(origin) ..
+        ": a cross-origin request (a web page's) is refused; without a token only this host's own clients are served")
+    elseif req.method == "POST" then
+      local want = req.path == UPLOAD and "multipart/form-data" or "application/json"
+      local ctype = h["content-type"]
+      if ctype ~= want and (not ctype or http_server.media_type(ctype) ~= want) then
+        route, res = "unsupported_media_type", refusal(415, "unsupported media type",
+          "the body must be " .. want .. " (Content-Type: " .. (ctype and quote(ctype) or "none") .. ")")
+      end
+    end
+  end
+  if not res then return nil end
+  req.route = route
+  return res
 end
 
 -- The args of an API call: the JSON object of a POST, the query of a GET.
@@ -85,6 +149,11 @@ function Server:api(name, req)
   local ok, args = pcall(args_of, req, r.raw)
   local res
   if ok then ok, res = pcall(r[2], self, args, req) else args, res = nil, args end
+  local held = req._held -- the sandboxes the call held (routes.lua live): idle again from now
+  if held then
+    req._held = nil
+    for i = 1, #held do self.registry:release(held[i]) end
+  end
   local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
   local out
   if ok then
@@ -106,11 +175,8 @@ end
 -- request's own table, as OpenResty's ngx.ctx).
 function Server:handle(req)
   req.t0 = uv.hrtime()
-  local res, route, sandbox, outcome
-  if not self:authorized(req) then
-    route, res = "unauthorized", respond(401, { status = "Failed", message = "unauthorized",
-      error = "a valid token is required (Authorization: Bearer or X-Key)", result = json.null })
-  elseif req.path == "/" and (req.method == "GET" or req.method == "HEAD") then
+  local res, route, sandbox, outcome -- admitted already (admit)
+  if req.path == "/" and (req.method == "GET" or req.method == "HEAD") then
     route, res = "/", respond(200, HELLO)
   elseif req.path == "/metrics" and req.method == "GET" then
     local by = {}
@@ -127,6 +193,14 @@ function Server:handle(req)
   return res
 end
 
+-- A field of a request's log line: one word, control bytes and the like
+-- escaped (a sandbox_id must not forge lines), at most 256 bytes of it.
+local escape = core.log_escape
+local function word(s)
+  if #s > 256 then return escape(s:sub(1, 256)) .. "..." end
+  return escape(s)
+end
+
 -- Once the answer is written (rock.http.serve's after): the request's
 -- metrics and log line, which the client then does not wait for.
 function Server:after(req, res)
@@ -135,9 +209,22 @@ function Server:after(req, res)
   self.metrics:request(req.route or "internal", req.outcome or status, secs)
   if self.log_requests and log.enabled("info") then -- buffered: a write(2) a line costs more than a request
     local tenths = math.floor(secs * 10000 + 0.5) -- "%.1f" ms, without string.format's cost
-    log.buffered("info", "serve", req.method .. " " .. req.path .. " " .. (req.sandbox_id or "-") .. " " ..
-      status .. " " .. (req.outcome or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
+    log.buffered("info", "serve", escape(req.method) .. " " .. word(req.path) .. " " ..
+      (req.sandbox_id and word(req.sandbox_id) or "-") .. " " .. status .. " " ..
+      (req.outcome and escape(req.outcome) or "") .. " " .. tenths // 10 .. "." .. tenths % 10 .. "ms")
   end
+end
+
+-- The Host header values that name a server bound to host:port ("::1",
+-- else 127.0.0.1), lowercased, and the text saying them.
+local function own_hosts(host, port)
+  local names, said = {}, {}
+  for _, h in ipairs({ host == "::1" and "[::1]" or "127.0.0.1", "localhost" }) do
+    names[h .. ":" .. port] = true
+    if port == 80 then names[h] = true end
+    said[#said + 1] = h .. ":" .. port
+  end
+  return names, table.concat(said, " or ")
 end
 
 --- Start serving. opts: host (default "127.0.0.1"), port (default 8080; 0
@@ -155,20 +242,32 @@ function M.start(opts)
     errors.raise("invalid_argument", "binding " .. host .. " (not loopback) needs a token: --token T or ROCK_API_TOKEN")
   end
   local srv = setmetatable({ token = token, log_requests = opts.log_requests ~= false,
-    metrics = require("rock.serve.metrics").new() }, Server)
+    metrics = require("rock.serve.metrics").new(), origins = {} }, Server)
   state.serve_as()
   local registry = require("rock.serve.registry")
   srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
+  if srv.registry.backend == "local" then
+    local user = (uv.os_get_passwd() or {}).username or "?"
+    log.warn("serve", "backend local: sandboxes run on this host as user %s (uid %d), unconfined: " ..
+      "whoever may call this server runs commands as that user", user, uv.getuid())
+  end
   local adopted = srv.registry:adopt()
   if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end
   srv.http = require("rock.http").serve{
     host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
     unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,
     after = function(req, res) srv:after(req, res) end,
+    on_headers = function(req) return srv:admit(req) end,
   }
   srv.url, srv.port = srv.http.url, srv.http.port
+  if not opts.unix_socket then -- on a unix socket any Host goes (no browser reaches it)
+    srv.hosts, srv.hosts_text = own_hosts(host, srv.port)
+    for name in pairs(srv.hosts) do srv.origins["http://" .. name] = true end
+  end
+  -- leases are checked at least 4 times a lease (a short one is not overstayed by 5 s)
+  local every = math.min(M.REAP_EVERY, math.max(0.5, srv.registry.lease / 4))
   srv.reaper = uv.new_timer()
-  srv.reaper:start(M.REAP_EVERY * 1000, M.REAP_EVERY * 1000, function()
+  srv.reaper:start(math.floor(every * 1000), math.floor(every * 1000), function()
     if not srv.reaping then
       srv.reaping = true
       task.spawn(function()

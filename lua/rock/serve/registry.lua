@@ -3,7 +3,8 @@
 -- X-User-Id, X-Experiment-Id, X-Namespace headers), the idle lease, the
 -- pending start, the state after stop and delete (ROCK keeps a stopped
 -- sandbox until it is deleted). Every data-plane call touches its entry
--- (the lease); reap() stops those whose lease lapsed. A server restarted
+-- (the lease) and holds it while in flight (a sandbox running a call is
+-- never idle); reap() stops those idle past their lease. A server restarted
 -- on the same ROCK_HOME adopts the container sandboxes its predecessor
 -- left running (adopt()): their records carry the entry's fields; what
 -- its starts cut by a kill left, adopt() removes.
@@ -44,6 +45,15 @@ end
 
 --- Renew the entry's idle lease (every data-plane call and get_status).
 function Registry:touch(e) e.last_used = uv.now() / 1000 end
+
+--- A call on e is in flight: e is not idle until release(e), whose
+--- time starts its idle lease again.
+function Registry:hold(e) e.calls = (e.calls or 0) + 1 end
+
+function Registry:release(e)
+  e.calls = e.calls - 1
+  self:touch(e)
+end
 
 -- The record fields that let a restarted server serve the sandbox again.
 local function persist(e)
@@ -137,8 +147,10 @@ function Registry:delete(e)
 end
 
 --- The live Sandbox of entry e for a data-plane call, or raises
---- sandbox_not_alive (pending, stopped, or its rocklet is gone).
-function Registry:live(e)
+--- sandbox_not_alive (pending, stopped, or its rocklet is gone). With
+--- held (a list: the request's), e is held (hold) and added to it: the
+--- caller releases what it holds once the call is over.
+function Registry:live(e, held)
   if e.state ~= "running" or not e.sb then
     errors.raise("sandbox_not_alive", "sandbox " .. e.id .. " is " .. e.state)
   end
@@ -149,6 +161,10 @@ function Registry:live(e)
       (e.sb.stop_reason and (": " .. e.sb.stop_reason) or ""))
   end
   self:touch(e)
+  if held then
+    self:hold(e)
+    held[#held + 1] = e
+  end
   return e.sb
 end
 
@@ -171,7 +187,8 @@ function Registry:status(e, alive)
     cpus = e.cpus or json.null, memory = e.memory or json.null, disk = e.disk or json.null,
     port_mapping = {}, create_time = iso(e.create_time), start_time = iso(e.start_time),
     stop_time = iso(e.stop_time), delete_time = iso(e.delete_time), archive_time = json.null,
-    auto_stop_time = e.state == "running" and iso(os.time() + math.max(0, e.lease - (uv.now() / 1000 - e.last_used))) or json.null,
+    auto_stop_time = e.state == "running" and iso(os.time() + math.max(0, e.lease -
+      ((e.calls or 0) > 0 and 0 or uv.now() / 1000 - e.last_used))) or json.null, -- busy: a whole lease after now
     state_history = e.state_history, user_id = e.user_id or json.null,
     experiment_id = e.experiment_id or json.null, namespace = e.namespace or json.null,
     metadata = e.metadata, num_gpus = e.num_gpus or 0, accelerator_type = e.accelerator_type or json.null,
@@ -195,12 +212,13 @@ function Registry:list(filters)
   return out
 end
 
---- Stop the running sandboxes whose idle lease lapsed. Returns how many.
+--- Stop the running sandboxes whose idle lease lapsed: no call in flight
+--- and none for lease seconds. Returns how many.
 function Registry:reap()
   local now, n = uv.now() / 1000, 0
   for _, id in ipairs({ table.unpack(self.order) }) do
     local e = self.entries[id]
-    if e and e.state == "running" and now - e.last_used >= e.lease then
+    if e and e.state == "running" and (e.calls or 0) == 0 and now - e.last_used >= e.lease then
       log.info("serve", "sandbox %s idle for %ds: its lease lapsed, stopping it", id, math.floor(now - e.last_used))
       n = n + 1 -- counted before the stop, which waits: the entry says stopped at once
       if self.metrics then self.metrics:inc("rock_leases_expired_total") end

@@ -38,9 +38,14 @@ local function entry(srv, args, where)
   return e
 end
 
-local function live(srv, args, where)
+-- The live Sandbox named by args, held for the call (req._held: the
+-- dispatcher releases it after; a sandbox with a call in flight is
+-- never idle, however long the call).
+local function live(srv, args, req, where)
   local e = entry(srv, args, where)
-  return srv.registry:live(e), e
+  local held = req._held or {}
+  req._held = held
+  return srv.registry:live(e, held), e
 end
 
 -- memory "8g" | "512m" | bytes -> what sandbox.start takes (bytes or the string)
@@ -104,8 +109,10 @@ function M.start(srv, args, req)
     reg:stop(e, "start_timeout")
     errors.raise("timeout", string.format("sandbox %s did not start within %ds; it is stopped", e.id, 85))
   end
-  if e.state ~= "running" then
-    errors.raise("sandbox_start_failed", tostring(e.start_error and (e.start_error.message or e.start_error) or e.state))
+  if e.state ~= "running" then -- the start's own code: engine_unavailable, image_not_found, ...
+    local err = e.start_error
+    errors.raise(errors.is(err) and err.code or "sandbox_start_failed",
+      tostring(err and (err.message or err) or e.state))
   end
   return start_result(srv, e)
 end
@@ -140,8 +147,8 @@ function M.is_alive(srv, args)
   return { is_alive = alive, message = srv.registry.host_name }
 end
 
-function M.create_session(srv, args)
-  local sb = live(srv, args)
+function M.create_session(srv, args, req)
+  local sb = live(srv, args, req)
   field(args, "env_enable", "boolean") -- a given env is applied either way (docs/http-api.md)
   local envs = field(args, "env", "object")
   local st = field(args, "startup_timeout", "number")
@@ -162,8 +169,8 @@ end
 
 local CHECKS = { raise = true, silent = true, ignore = true }
 
-function M.run_in_session(srv, args)
-  local sb = live(srv, args)
+function M.run_in_session(srv, args, req)
+  local sb = live(srv, args, req)
   local command = field(args, "command", "string", true)
   local check = field(args, "check", "string") or "raise"
   if not CHECKS[check] then env.invalid("body.check", "Input should be 'raise', 'silent' or 'ignore'") end
@@ -194,19 +201,19 @@ function M.run_in_session(srv, args)
   return result
 end
 
-function M.interrupt(srv, args)
-  local sb = live(srv, args)
+function M.interrupt(srv, args, req)
+  local sb = live(srv, args, req)
   return sb:interrupt{ session = field(args, "session", "string") or "default" }
 end
 
-function M.close_session(srv, args)
-  local sb = live(srv, args)
+function M.close_session(srv, args, req)
+  local sb = live(srv, args, req)
   sb:close_session{ session = field(args, "session", "string") or "default" }
   return { session_type = "bash" }
 end
 
-function M.execute(srv, args)
-  local sb = live(srv, args)
+function M.execute(srv, args, req)
+  local sb = live(srv, args, req)
   local cmd = args.command
   if type(cmd) ~= "string" and not (type(cmd) == "table" and cmd[1] ~= nil) then
     env.invalid("body.command", cmd == nil and "Field required" or "Input should be a valid string or list")
@@ -230,8 +237,8 @@ function M.execute(srv, args)
   return result
 end
 
-function M.read_file(srv, args)
-  local sb = live(srv, args)
+function M.read_file(srv, args, req)
+  local sb = live(srv, args, req)
   local enc = field(args, "encoding", "string")
   local bin = enc == "base64"
   local r = sb:read_file{ path = field(args, "path", "string", true), binary = bin or nil }
@@ -239,8 +246,8 @@ function M.read_file(srv, args)
   return { content = r.content }
 end
 
-function M.write_file(srv, args)
-  local sb = live(srv, args)
+function M.write_file(srv, args, req)
+  local sb = live(srv, args, req)
   local content = field(args, "content", "string", true)
   if field(args, "encoding", "string") == "base64" then
     content = core.base64_decode(content)
@@ -267,7 +274,7 @@ function M.upload(srv, _, req)
   if not target or not target:find("%S") then env.invalid("body.target_path", "Field required") end
   local file = form.file
   if not file then env.invalid("body.file", "Field required") end
-  local sb = live(srv, { sandbox_id = id })
+  local sb = live(srv, { sandbox_id = id }, req)
   if file.file then sb:upload{ path = target, file = file.file }
   else sb:write_file{ path = target, content = file.value or "" } end
   local name = file.filename or require("rock.text").after_last(target, "/") -- [^/]*$ is quadratic
@@ -294,8 +301,8 @@ end
 --- of the image it started from (backends/container.lua's commit). A
 --- name that is no image reference is an invalid parameter, checked
 --- before anything is made; a failure later leaves no image.
-function M.commit(srv, args)
-  local sb = live(srv, args)
+function M.commit(srv, args, req)
+  local sb = live(srv, args, req)
   local tag = field(args, "image_tag", "string") or ("rock-commit:" .. sb.id)
   local ok, err = pcall(require("rock.engine").parse_reference, tag)
   if not ok then env.invalid("body.image_tag", err.message) end
@@ -315,8 +322,8 @@ local function cpu_percent(st)
   return cpu / sys * n * 100
 end
 
-function M.get_sandbox_statistics(srv, args)
-  local sb = live(srv, args, "query")
+function M.get_sandbox_statistics(srv, args, req)
+  local sb = live(srv, args, req, "query")
   if not sb.engine or not sb.container then
     errors.raise("invalid_argument", "statistics need a docker or podman sandbox (this one is " .. sb.backend .. ")")
   end
@@ -339,7 +346,10 @@ end
 function M.warmup(srv, args)
   local image = field(args, "image", "string") or "python:3.11"
   local backend = srv.registry.backend
-  if backend == "auto" then backend = require("rock.engine").detect() end
+  if backend == "auto" then
+    backend = require("rock.engine").detect() or
+      errors.raise("engine_unavailable", "warmup needs a container engine: none answers (docker, podman)")
+  end
   if backend == "local" then errors.raise("invalid_argument", "warmup needs a container engine (the backend is local)") end
   local how = require("rock.images").ensure(image, { pull = "missing", engine = require("rock.engine").connect(backend) })
   return { image = image, result = how }
@@ -375,8 +385,8 @@ function M.sandboxes_batch(srv, args)
   return { statuses = entries_status(srv, list) }
 end
 
-function M.editor(srv, args)
-  local sb = live(srv, args)
+function M.editor(srv, args, req)
+  local sb = live(srv, args, req)
   local o = {}
   for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then o[k] = v end end
   return sb:editor(o)
@@ -386,8 +396,8 @@ end
 --- passed to the sandbox's rocklet as they are (docs/rocklet-api.md), so a
 --- remote Sandbox's sb:arun{mode="nohup"} works through the API.
 local function jobs_call(path)
-  return function(srv, args)
-    local sb = live(srv, args)
+  return function(srv, args, req)
+    local sb = live(srv, args, req)
     local body = {}
     for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then body[k] = v end end
     local wait = type(body.timeout) == "number" and body.timeout or nil
