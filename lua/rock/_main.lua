@@ -70,9 +70,13 @@ function M.run(fn, ...)
     local sweep = task.spawn(sandbox.stop_all)
     task.run_until(function() return sweep.done end)
   end
+  -- after a signal, exit here with its status, the handles still
+  -- watching: closed, they would give a second signal back its default
+  -- action, and the host would die of it in its teardown instead of
+  -- exiting 128+signal
+  if caught then os.exit(128 + SIGNALS[caught]) end
   unwatch()
   uv.run("nowait") -- let the closes complete
-  if caught then return 128 + SIGNALS[caught] end
   return (main.done and main.ok) and 0 or 1
 end
 
