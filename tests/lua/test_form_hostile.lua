@@ -470,9 +470,10 @@ print("leaving")
     local out, code = run{ T.rock_exe(), script }
     T.eq(code, ending[2], "exit code for ending " .. ending[1])
     -- the loop may turn a little after the main task (a gc task beside it,
-    -- the closes): parses done by then are delivered, the others not
+    -- the closes): parses done by then are delivered, the others not (on
+    -- a loaded machine the pool may finish all 40 first: each cb once)
     local called = select(2, out:gsub("called\n", ""))
-    T.ok(out:find("^leaving\n") and out == "leaving\n" .. string.rep("called\n", called) and called < 40,
+    T.ok(out:find("^leaving\n") and out == "leaving\n" .. string.rep("called\n", called) and called <= 40,
       "cbs after leaving: " .. out)
     T.eq(#listdir(OUT), 0, "files left by a host ending with: " .. ending[1])
   end
