@@ -238,10 +238,15 @@ end)
 T.test("close_session ends its background jobs", function()
   sb:create_session{ session = "bg" }
   sb:run_in_session{ session = "bg", command = "sleep 150 & disown; nohup sleep 151 >/dev/null 2>&1 &" }
-  T.eq(session_children(), 2)
+  -- the call returns once bash has forked them, maybe before each child has
+  -- exec'd sleep (a loaded machine, a container): wait until both are sleeps
+  local n, tries = session_children(), 0
+  while n < 2 and tries < 200 do rock.sleep(0.05); tries = tries + 1; n = session_children() end
+  T.eq(n, 2)
   sb:close_session{ session = "bg" }
-  rock.sleep(0.1)
-  T.eq(session_children(), 0)
+  tries = 0
+  repeat rock.sleep(0.05); tries = tries + 1; n = session_children() until n == 0 or tries >= 100
+  T.eq(n, 0)
   T.raises("session_not_found", sb.close_session, sb, { session = "bg" })
 end)
 
