@@ -127,7 +127,7 @@ function M.normalize(t)
   if not out.eval_script and not out.test_cmd then
     local spec = swe.spec(out.repo, out.version)
     if spec then
-      out.test_cmd = spec.test_cmd
+      out.test_cmd = swe.test_cmd_of(spec)
       if not out.test_cmd then
         return nil, string.format("SWE-bench's spec for %s %s has no test command: give the task " ..
           "'test_cmd' or 'eval_script'", out.repo, out.version)
