@@ -6,7 +6,8 @@
 -- unpacked SWE-bench 4.1.0 and python3 with unidiff, the list is made
 -- again from it and compared); the eval script of 21 rows across the seven
 -- languages byte for byte against what 4.1.0's own make_test_spec wrote
--- for them (data/swebench_ml/*.eval.sh); 5.x's and rock's scripts on top;
+-- for them (data/swebench_ml/*.eval.sh), and of every pair for one test
+-- patch (all.jsonl); 5.x's and rock's scripts on top;
 -- and a Go row graded end to end on the local backend with real `go test`.
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local json = require "rock.json"
@@ -100,6 +101,20 @@ T.test("a Multilingual row's eval script is SWE-bench 4.1.0's, byte for byte", f
     seen[swe.family(row.repo)] = true
   end
   for _, f in ipairs({ "c", "go", "java", "javascript", "php", "ruby", "rust" }) do T.ok(seen[f], f .. " rows") end
+end)
+
+T.test("every (repo, version): the eval script 4.1.0 writes for it, byte for byte", function()
+  -- data/swebench_ml/all.jsonl: make.py's ALL_PATCH through 4.1.0's make_test_spec for every pair
+  local patch = "diff --git a/client/x.js b/client/x.js\n--- a/client/x.js\n+++ b/client/x.js\n@@ -1 +1 @@\n-a\n+b\n"
+  local n = 0
+  for line in io.lines(data .. "all.jsonl") do
+    local r = json.decode(line)
+    local t = norm({ instance_id = "x__y-1", repo = r.repo, version = r.version, base_commit = "0123456789abcdef",
+      problem_statement = "", test_patch = patch, FAIL_TO_PASS = "[]", PASS_TO_PASS = "[]" })
+    T.eq(es.classic(t), r.script, r.repo .. " " .. r.version)
+    n = n + 1
+  end
+  T.eq(n, 389, "pairs")
 end)
 
 T.test("5.x and rock's scripts of a Multilingual row: the exit code recorded, the tests marked", function()

@@ -5,6 +5,7 @@ code. Not run by the tests.
   git -C SWE_BENCH_GIT archive v4.1.0 | tar -x -C SRC
   python3 make.py SRC pairs        > pairs.txt   # every (family, repo, version)
   python3 make.py SRC scripts                    # NAME.eval.sh from rows.jsonl
+  python3 make.py SRC all          > all.jsonl   # every pair's script for one patch
   python3 make.py SRC specs FAMILY > specs_FAMILY.lua
 
 `scripts` needs unidiff (Debian: python3-unidiff). SWE-bench's package __init__
@@ -118,8 +119,25 @@ def scripts():
             f.write(spec.eval_script)
 
 
+# one test patch for every pair: a changed file under client/ (wp-calypso
+# makes its command from it)
+ALL_PATCH = "diff --git a/client/x.js b/client/x.js\n--- a/client/x.js\n+++ b/client/x.js\n@@ -1 +1 @@\n-a\n+b\n"
+
+
+def all_scripts():
+    """every pair's eval script for ALL_PATCH, as JSON lines {repo, version, script}"""
+    from swebench.harness.test_spec.test_spec import make_test_spec
+    for family, m in FAMILIES.items():
+        for repo, versions in m.items():
+            for v in versions:
+                row = {"instance_id": repo.replace("/", "__") + "-" + v, "repo": repo, "version": v,
+                       "base_commit": "0123456789abcdef", "test_patch": ALL_PATCH}
+                print(json.dumps({"repo": repo, "version": v, "script": make_test_spec(row).eval_script}))
+
+
 if __name__ == "__main__":
     what = sys.argv[2]
     if what == "pairs": pairs()
     elif what == "scripts": scripts()
+    elif what == "all": all_scripts()
     elif what == "specs": sys.stdout.write(specs(sys.argv[3]))
