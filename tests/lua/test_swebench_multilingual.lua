@@ -3,11 +3,12 @@
 -- version) of SWE-bench 4.1.0's non-Python spec maps has a spec and a
 -- parser in rock (data/swebench_ml/pairs.txt, listed once from 4.1.0's
 -- constants by data/swebench_ml/make.py; with SWEBENCH_SRC set to an
--- unpacked SWE-bench 4.1.0 and python3 with unidiff, the list is made
+-- unpacked SWE-bench 4.1.0 (python3 on the PATH), the list is made
 -- again from it and compared); the eval script of 21 rows across the seven
 -- languages byte for byte against what 4.1.0's own make_test_spec wrote
 -- for them (data/swebench_ml/*.eval.sh), and of every pair for one test
--- patch (all.jsonl); 5.x's and rock's scripts on top;
+-- patch (all.jsonl); every non-Python parser on every captured runner log
+-- against 4.1.0's parsers on it (parsers.json); 5.x's and rock's scripts;
 -- and a Go row graded end to end on the local backend with real `go test`.
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local json = require "rock.json"
@@ -176,6 +177,27 @@ T.test("Multilingual task fields: the spec's command, the repo's parser, no dire
   -- a quote in a calypso path stays one word
   T.eq(es.calypso_test_cmds({ version = "6.9.0", test_patch = "diff --git a/client/it's.js b/client/it's.js\n" ..
     "--- a/client/it's.js\n+++ b/client/it's.js\n@@ -1 +1 @@\n-a\n+b\n" })[1], "npm run test-client --verbose 'client/it'\\''s.js'")
+end)
+
+T.test("every non-Python parser on every captured runner log gives what 4.1.0's gives", function()
+  -- data/swebench_ml/parsers.json: 4.1.0's log_parsers/{c,go,java,javascript,php,ruby,rust}.py
+  -- on each log of data/parsers/logs (real go test, cargo test, Maven, PHPUnit, minitest,
+  -- test-unit, RSpec, googletest, doctest, jest, vitest, mocha, TAP output)
+  local want = json.decode(assert(T.read(data .. "parsers.json")))
+  local n, nonempty = 0, 0
+  for key, statuses in pairs(want) do
+    local logname, name, iid = key:match("^(%S+) (%S+) (%S+)$")
+    local fn = parsers.get(name)
+    T.ok(fn, name)
+    local text = assert(T.read(here .. "data/parsers/logs/" .. logname), logname)
+    local got = fn(text, { instance_id = iid, repo = "x/y", version = "1" })
+    for t, st in pairs(statuses) do T.eq(got[t], st, key .. ": " .. t) end
+    for t, st in pairs(got) do T.eq(statuses[t], st, key .. ": " .. t .. " (4.1.0 has none)") end
+    n = n + 1
+    if next(statuses) then nonempty = nonempty + 1 end
+  end
+  T.eq(n, 406, "log x parser pairs")
+  T.ok(nonempty >= 28, "pairs with statuses: " .. nonempty)
 end)
 
 T.test("unidiff's paths: modified, new, deleted and renamed files", function()

@@ -6,6 +6,7 @@ code. Not run by the tests.
   python3 make.py SRC pairs        > pairs.txt   # every (family, repo, version)
   python3 make.py SRC scripts                    # NAME.eval.sh from rows.jsonl
   python3 make.py SRC all          > all.jsonl   # every pair's script for one patch
+  python3 make.py SRC parsers > parsers.json     # 4.1.0's parsers on ../parsers/logs
   python3 make.py SRC specs FAMILY > specs_FAMILY.lua
 
 `scripts` needs unidiff (Debian: python3-unidiff). SWE-bench's package __init__
@@ -135,9 +136,38 @@ def all_scripts():
                 print(json.dumps({"repo": repo, "version": v, "script": make_test_spec(row).eval_script}))
 
 
+def parsers():
+    """what each of 4.1.0's non-Python parsers gives for each captured log of
+    ../parsers/logs: {"LOG PARSER INSTANCE_ID": {test: status} or {"__raised__": error}}"""
+    import glob, importlib
+
+    class Spec:  # what the parsers read of a TestSpec
+        def __init__(self, instance_id): self.instance_id = instance_id
+    # the parsers that pick a runner by instance run as each of theirs
+    ids = {"parse_log_jekyll": ["jekyll__jekyll-9141", "jekyll__jekyll-8761"],
+           "parse_log_immutable_js": ["immutable-js__immutable-js-2005", "immutable-js__immutable-js-2006"]}
+    fns = {}
+    for fam in FAMILIES:
+        mod = importlib.import_module("swebench.harness.log_parsers." + fam)
+        fns.update({n: getattr(mod, n) for n in dir(mod) if n.startswith("parse_log_")})
+    out = {}
+    for path in sorted(glob.glob(os.path.join(HERE, "..", "parsers", "logs", "*.log"))):
+        text = open(path, encoding="utf-8").read()
+        for name, fn in sorted(fns.items()):
+            for iid in ids.get(name, ["x__y-1"]):
+                try:
+                    r = fn(text, Spec(iid))
+                except Exception as e:
+                    r = {"__raised__": type(e).__name__}
+                out[os.path.basename(path) + " " + name + " " + iid] = r
+    json.dump(out, sys.stdout, indent=0, sort_keys=True)
+    print()
+
+
 if __name__ == "__main__":
     what = sys.argv[2]
     if what == "pairs": pairs()
     elif what == "scripts": scripts()
     elif what == "all": all_scripts()
+    elif what == "parsers": parsers()
     elif what == "specs": sys.stdout.write(specs(sys.argv[3]))
