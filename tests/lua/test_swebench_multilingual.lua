@@ -235,8 +235,10 @@ local function go_row(root)
   return norm(t), gold
 end
 
-local go = io.popen("command -v go"):read("a")
-if go ~= "" then
+local go = T.sh("command -v go")
+if go == "" then
+  print("SKIP a Go row graded end to end: go is not installed (.ci/deps installs it)")
+else
   T.test("a Go row graded end to end from repo + version: real go test, parse_log_gotest", function()
     local grading = require "rock.agent.grading"
     local tmp = os.getenv("TMPDIR") or "/tmp"
