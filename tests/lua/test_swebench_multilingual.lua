@@ -9,7 +9,8 @@
 -- for them (data/swebench_ml/*.eval.sh), and of every pair for one test
 -- patch (all.jsonl); every non-Python parser on every captured runner log
 -- against 4.1.0's parsers on it (parsers.json); 5.x's and rock's scripts;
--- and a Go row graded end to end on the local backend with real `go test`.
+-- and a Go row and a Rust row (its spec's build step) graded end to end on
+-- the local backend with real `go test` and `cargo test`.
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local json = require "rock.json"
 local tasks = require "rock.agent.tasks"
@@ -261,6 +262,66 @@ else
       T.eq(r.tests.TestReplacerNew, "FAILED")
       r = grading.run(t, "", { sandbox = sb })
       T.eq(r.status, "empty_patch", "no patch")
+    end)
+    os.execute("chmod -R u+w '" .. root .. "' 2>/dev/null; rm -rf '" .. root .. "'")
+    if not ok then error(err, 0) end
+  end)
+end
+
+-- a cargo workspace whose tests SWE-bench's nushell 13246 spec builds and
+-- runs (build: cargo build; test: cargo test -p nu-command --no-fail-fast
+-- --test main find::), graded through the spec
+local function rust_row(root)
+  local dir = root .. "/nushell"
+  os.execute("mkdir -p '" .. dir .. "/src' '" .. dir .. "/crates/nu-command/src' '" .. dir .. "/crates/nu-command/tests'")
+  local t = T.git_task(dir, {
+    ["Cargo.toml"] = '[package]\nname = "nu"\nversion = "0.1.0"\nedition = "2021"\n\n' ..
+      '[workspace]\nmembers = ["crates/nu-command"]\n',
+    ["src/main.rs"] = "fn main() {}\n",
+    ["crates/nu-command/Cargo.toml"] = '[package]\nname = "nu-command"\nversion = "0.1.0"\nedition = "2021"\n',
+    ["crates/nu-command/src/lib.rs"] = 'pub fn find(s: &str) -> bool { s.contains("x") }\n',
+    ["crates/nu-command/tests/main.rs"] = "mod find {\n    #[test]\n    fn finds_x() {\n" ..
+      '        assert!(nu_command::find("axb"));\n    }\n}\n',
+  }, { instance_id = "nushell__nushell-13246", repo = "nushell/nushell", version = "13246",
+       problem_statement = "find is case sensitive" })
+  t.test_patch = table.concat({
+    "diff --git a/crates/nu-command/tests/main.rs b/crates/nu-command/tests/main.rs",
+    "--- a/crates/nu-command/tests/main.rs", "+++ b/crates/nu-command/tests/main.rs",
+    "@@ -3,4 +3,8 @@ mod find {", "     fn finds_x() {", '         assert!(nu_command::find("axb"));', "     }",
+    "+    #[test]", "+    fn finds_upper_x() {", '+        assert!(nu_command::find("aXb"));', "+    }", " }", "" }, "\n")
+  t.FAIL_TO_PASS = json.array({ "find::finds_upper_x" })
+  t.PASS_TO_PASS = json.array({ "find::finds_x" })
+  local gold = table.concat({
+    "diff --git a/crates/nu-command/src/lib.rs b/crates/nu-command/src/lib.rs",
+    "--- a/crates/nu-command/src/lib.rs", "+++ b/crates/nu-command/src/lib.rs", "@@ -1 +1 @@",
+    '-pub fn find(s: &str) -> bool { s.contains("x") }',
+    '+pub fn find(s: &str) -> bool { s.to_lowercase().contains("x") }', "" }, "\n")
+  return norm(t), gold
+end
+
+local cargo = T.sh("command -v cargo || ls \"$HOME/.cargo/bin/cargo\"")
+if cargo == "" then
+  print("SKIP a Rust row graded end to end: cargo is not installed (.ci/deps installs it)")
+else
+  T.test("a Rust row graded end to end from repo + version: the spec's build, real cargo test", function()
+    local grading = require "rock.agent.grading"
+    local tmp = os.getenv("TMPDIR") or "/tmp"
+    local root = T.sh("mktemp -d " .. tmp .. "/rock-ml-test.XXXXXX"):gsub("%s+$", "")
+    local ok, err = pcall(function()
+      local t, gold = rust_row(root)
+      T.eq(t.log_parser, "parse_log_cargo")
+      local bin = cargo:match("^(.*)/cargo%s*$")
+      local sb = { backend = "local", env = { PATH = bin .. ":/usr/bin:/bin", CARGO_TARGET_DIR = root .. "/target",
+        CARGO_NET_OFFLINE = "true", CARGO_HOME = os.getenv("CARGO_HOME") or (os.getenv("HOME") .. "/.cargo"),
+        RUSTUP_HOME = os.getenv("RUSTUP_HOME") or (os.getenv("HOME") .. "/.rustup") } }
+      local r = grading.run(t, gold, { sandbox = sb })
+      T.eq(r.status, "resolved", "gold: " .. tostring(r.log):sub(-1500))
+      T.match(r.test_output, "\n%+ cargo build\n.*: '>>>>> Start Test Output'", "the spec's build ran before the tests")
+      T.eq(r.tests["find::finds_upper_x"], "PASSED")
+      r = grading.run(t, gold:gsub("to_lowercase%(%)", "to_string()"), { sandbox = sb })
+      T.eq(r.status, "unresolved", "a wrong patch: " .. tostring(r.log):sub(-800))
+      T.eq(r.tests["find::finds_upper_x"], "FAILED")
+      T.eq(r.tests["find::finds_x"], "PASSED")
     end)
     os.execute("chmod -R u+w '" .. root .. "' 2>/dev/null; rm -rf '" .. root .. "'")
     if not ok then error(err, 0) end
