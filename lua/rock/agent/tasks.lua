@@ -31,7 +31,7 @@ M.DEFAULT_EVAL_TIMEOUT = 1800
 ---@field image string          default rock.images.swebench_name(instance_id)
 ---@field repo_dir string       default "/testbed"
 ---@field version string|nil    SWE-bench's version of repo (picks the spec)
----@field test_cmd string|nil   default: the spec's, else (a repo SWE-bench does not
+---@field test_cmd string|nil   default: the spec's (a list of lines joined with "\n"), else (a repo SWE-bench does not
 ---                             have) "pytest -rA --tb=no -p no:cacheprovider"; nil
 ---                             when the task has its own eval_script
 ---@field eval_script string|nil a 5.x row's script, run as given

@@ -222,7 +222,8 @@ end
 --- task without eval_script: activation, eval_commands, the informational
 --- git commands, activation again, install, the reset of the test files,
 --- the test patch, the markers around the test command and its directives,
---- the reset again. Raises invalid_argument when there is no test command.
+--- the reset again; for a repo of another language, M.common_lines.
+--- Raises invalid_argument when there is no test command.
 ---@return string[] lines (without "#!/bin/bash" and "set -uxo pipefail")
 function M.classic_lines(task, opts)
   opts = opts or {}
