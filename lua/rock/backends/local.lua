@@ -30,7 +30,7 @@ local function write_record(sb)
   local me = state.me()
   sb.pid_start = core.proc_start_time(sb.pid)
   state.write_record(sb.dir, {
-    id = sb.id, backend = "local", pid = sb.pid, pid_start = sb.pid_start,
+    id = sb.id, backend = sb.backend, pid = sb.pid, pid_start = sb.pid_start,
     rocklet_pid = sb.pid, socket = sb.socket, owner = state.owner_label(me),
     created = sb.create_time, auto_clear_seconds = sb.auto_clear_seconds,
   })
