@@ -427,7 +427,8 @@ function Sandbox:read_file(opts)
 end
 
 --- Upload a host file into the sandbox at path (parents made), streamed
---- (never held in memory). opts: path, file (the host file).
+--- (never held in memory) when the backend can (upload_stream), else as
+--- one write_file. opts: path, file (the host file).
 function Sandbox:upload(opts)
   opts = check_table(opts, "upload")
   local path = need(opts.path, "string", "upload", "path")
@@ -435,6 +436,13 @@ function Sandbox:upload(opts)
   local st = require("luv").fs_stat(file)
   if not st or st.type ~= "file" then
     errors.raise("invalid_argument", "upload: " .. file .. " is not a readable regular file")
+  end
+  if not self._impl.caps.upload_stream then -- the backend takes it whole (backends/init.lua)
+    local f = io.open(file, "rb")
+    local content = f and f:read("a")
+    if f then f:close() end
+    if not content then errors.raise("io_error", "upload: cannot read " .. file) end
+    return self:_op("write_file", { path = path, content = content }, CALL_MARGIN + st.size / (1 << 20))
   end
   return self:_op("upload", { path = path }, CALL_MARGIN + st.size / (1 << 20), file)
 end

@@ -76,6 +76,23 @@ T.test("a runtime backend: start, run, files, upload, status, stop", function()
   T.raises("sandbox_not_alive", sb.run_in_session, sb, { session = "s", command = "true" })
 end)
 
+T.test("a backend without upload_stream is given the file whole (write_file)", function()
+  local whole = { caps = {} }
+  for k, v in pairs(W) do if type(v) == "function" then whole[k] = v end end
+  backends.register("whole", whole)
+  local sb = rock.sandbox.start{ backend = "whole" }
+  local ups, writes = W.calls.upload or 0, W.calls.write_file or 0
+  local src = os.getenv("ROCK_HOME") .. "/whole.bin"
+  T.write(src, "all\0at once")
+  sb:upload{ path = sb.dir .. "/work/w", file = src }
+  os.remove(src)
+  T.eq(sb:read_file{ path = sb.dir .. "/work/w", binary = true }.content, "all\0at once")
+  T.eq(W.calls.upload or 0, ups, "no streamed upload")
+  T.eq(W.calls.write_file, writes + 1, "one write_file")
+  sb:stop()
+  backends.unregister("whole")
+end)
+
 T.test("a runtime backend behind rock serve, reached by the remote backend", function()
   local srv = rock.serve.start{ port = 0, backend = "wrapped", log_requests = false }
   local ok, err = pcall(function()
