@@ -41,6 +41,8 @@ local PHASES = { "image_pull", "container_create", "container_start", "rocklet_r
 ---@class rock.Sandbox
 ---@field id string
 ---@field backend string
+---@field host_name string the node it runs on
+---@field host_ip string the address its clients reach it by
 ---@field state string  "pending" | "running" | "stopped"
 local Sandbox = {}
 Sandbox.__index = Sandbox
@@ -152,6 +154,8 @@ local function start_once(backend, opts)
   if sb._released then -- stopped by the exit sweep while it started
     return nil, errors.new("sandbox_start_failed", "stopped while it started")
   end
+  local where = sb:_where() -- the address its clients reach it by, its backend says
+  sb.host_name, sb.host_ip = where.host_name, where.host_ip
   sb:_transition("running", "started")
   return sb
 end
@@ -178,6 +182,8 @@ function M.attach(rec, dir)
   sb._impl.attach(sb, rec)
   for _, name in ipairs(PHASES) do sb:_phase(name, "success", "adopted") end
   live[sb] = true
+  local where = sb:_where() -- the address its clients reach it by, its backend says
+  sb.host_name, sb.host_ip = where.host_name, where.host_ip
   sb:_transition("running", "adopted")
   return sb
 end

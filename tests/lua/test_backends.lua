@@ -67,6 +67,7 @@ T.test("a runtime backend: start, run, files, upload, status, stop", function()
   T.eq(st.state, "running")
   T.eq(st.is_alive, true)
   T.eq(st.host_ip, backends.this_host().host_ip, "the node's address, from the backend")
+  T.eq(sb.host_ip, st.host_ip, "the sandbox knows it")
   T.eq(st.status.rocklet_ready.status, "success")
   T.raises("invalid_argument", sb._capable, sb, "commit", "commit")
   local dir = sb.dir
