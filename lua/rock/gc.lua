@@ -60,10 +60,10 @@ function M.run()
     -- found), and while a create its dead host sent may still land
     local impl = rec and backends.get(rec.backend)
     if why and impl and impl.release and not ctx.gone[s.id] then
-      local ok, done = pcall(impl.release, rec, s.dir)
+      local ok, done, _, later = pcall(impl.release, rec, s.dir)
       if not ok or done == false then
         why = nil
-        ctx.left(s.id, ok and "its container create may still land"
+        ctx.left(s.id, ok and (later or "what its backend made may still appear")
           or ("its engine does not answer (" .. tostring(done.message or done) .. "): its container cannot be removed"))
       end
     end

@@ -176,7 +176,9 @@ function M.release(rec, _, final)
   end
   if not errors.is(info, "not_found") then error(info, 0) end
   local left = (tonumber(rec.created) or 0) + M.CREATE_WAIT - os.time()
-  if not final and not rec.container and rec.nonce and left > 0 then return false, left end
+  if not final and not rec.container and rec.nonce and left > 0 then
+    return false, left, "its container create may still land"
+  end
   return true
 end
 

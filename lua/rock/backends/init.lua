@@ -60,8 +60,8 @@
 --   release(rec, dir, final)  optional. Remove what a sandbox no host
 --                 serves any more left beyond its dir (a process, a
 --                 container the record proves its own). Returns true;
---                 false and seconds to wait when that part may still
---                 appear and final is not set; raises when it cannot be
+--                 false, seconds to wait and why, when that part may
+--                 still appear and final is not set; raises when it cannot be
 --                 removed now (the record then stays: it is the proof).
 --   reap(ctx)     optional. A sweep of what dead hosts left that no
 --                 record of this state dir lists (gc.lua says what ctx
