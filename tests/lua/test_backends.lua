@@ -42,6 +42,11 @@ T.test("the built-in backends declare what they can", function()
   T.eq(backends.resolve{ base_url = "http://127.0.0.1:1" }, "remote")
   T.eq(backends.can("wrapped", "keep"), true)
   T.eq(backends.can("wrapped", "commit"), false)
+  local where = require("rock.backends.remote").where
+  T.eq(where("http://198.18.0.2:8080", { host_name = "n1", host_ip = "127.0.0.1" }).host_ip, "198.18.0.2",
+    "a node bound to a wildcard is reached at base_url's address")
+  T.eq(where("http://127.0.0.1:8080", { host_name = "n1", host_ip = "127.0.0.1" }).host_ip, "127.0.0.1")
+  T.eq(where("http://[::1]:1", {}).host_ip, "::1")
 end)
 
 T.test("a runtime backend: start, run, files, upload, status, stop", function()

@@ -103,7 +103,7 @@ function M.start(sb, opts, phase)
     startup_timeout = opts.startup_timeout, pull = opts.pull,
   }, 60)
   sb.id = r.sandbox_id
-  sb.where = { host_name = r.host_name, host_ip = r.host_ip }
+  sb.where = M.where(sb.base_url, r)
   local deadline = uv.now() + (opts.startup_timeout or 60) * 1000 + 5000
   local ok, err = pcall(function()
     while true do
@@ -146,10 +146,25 @@ function M.gone(sb)
   return nil
 end
 
---- Its part of the status: the node's name and address, as its start
---- answered them.
+local function loopback(ip) return ip == nil or ip == "::1" or ip:match("^127%.") ~= nil end
+
+--- Where a sandbox of the node at base_url is reached, from its start's
+--- answer r: the node's name and host_ip, unless that is its loopback
+--- (a node bound to a wildcard says so) while base_url names another
+--- address: then that one.
+function M.where(base_url, r)
+  local host = base_url:match("^%a+://%[([^%]]+)%]") or base_url:match("^%a+://([^:/]+)")
+  local ip = r.host_ip
+  if loopback(ip) and host and (host:match("^%d+%.%d+%.%d+%.%d+$") or host:find(":", 1, true))
+      and (ip == nil or not loopback(host)) then
+    ip = host
+  end
+  return { host_name = r.host_name or host, host_ip = ip }
+end
+
+--- Its part of the status: the node's name and address (M.where).
 function M.status(sb)
-  return sb.where or { host_name = text.rtrim(sb.base_url or "", "/"), host_ip = nil }
+  return sb.where or M.where(sb.base_url or "", {})
 end
 
 function M.is_alive(sb)
