@@ -27,8 +27,9 @@
 --                 run_in_session, interrupt, close_session, execute,
 --                 read_file ({content=} bytes; args.binary asks for the
 --                 exact bytes), write_file, upload (args.path; file is
---                 the host file, streamed), editor, jobs/start,
---                 jobs/wait, jobs, jobs/kill.
+--                 the host file: upload_stream), editor, jobs/start,
+--                 jobs/wait, jobs, jobs/kill. A backend whose sandboxes
+--                 run a rocklet on this host uses rocklet_transport.lua.
 --   is_alive(sb)  required. Does it answer now (true/false; may renew an
 --                 idle lease, as ROCK's is_alive does).
 --   gone(sb)      required. Why it is gone for good (a string), or nil
@@ -41,8 +42,8 @@
 --                 it by (this_host() for one on this node), and any
 --                 fields of its own (port_mapping).
 -- Capabilities, each with the function it names:
---   image         takes an image (opts.image required); without it the
---                 start's image_pull phase is "no image" (takes_image).
+--   image         takes an image (opts.image required; takes_image). One
+--                 without records the image_pull phase done itself.
 --   attach        attach(sb, rec): serve again a sandbox another process
 --                 of this host started and left running, from its record
 --                 rec (a restarted `rock serve`); raises sandbox_not_alive.
@@ -52,7 +53,8 @@
 --                 disk, net, ...}.
 --   warmup        warmup(image) -> how it got there (a pull).
 --   remove_image  remove_image(sb): remove the image it started from.
---   upload_stream upload streams the host file (else it is read whole).
+--   upload_stream op "upload" streams the host file; without it
+--                 Sandbox:upload sends the file as one write_file.
 --   own_files     what runs in it has a file system of its own: it cannot
 --                 reach this host's files (a container; not local).
 -- For `rock gc`, `rock ps` and a restarted server (records in the state
