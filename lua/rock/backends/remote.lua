@@ -6,7 +6,8 @@
 -- own fields (encoding, max_output, ...) as extras ROCK ignores; a Failed
 -- envelope is raised again as the rock.error it came from (result.rock_code).
 -- A run_in_session whose command failed comes back as its result (exit
--- code, failure_reason), as in-process.
+-- code, failure_reason), as in-process. A node that stops answering
+-- (connection refused or cut, no answer in the call's time) is node_lost.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -51,9 +52,11 @@ function M.api(sb, name, body, timeout, opts)
   end
   local ok, res = pcall(http.request, req)
   if not ok then
-    if errors.is(res, "connection_failed") or errors.is(res, "http_error") then
-      res.code = "sandbox_not_alive"
-      res.message = "cannot reach rock serve at " .. sb.base_url .. ": " .. tostring(res.message)
+    -- the node stopped answering (refused, reset, silent past the call's
+    -- time): node_lost, at once; its sandboxes end there by their leases
+    if errors.is(res, "connection_failed") or errors.is(res, "http_error") or errors.is(res, "timeout") then
+      res.code = "node_lost"
+      res.message = "node " .. sb.base_url .. " does not answer: " .. tostring(res.message)
     end
     error(res, 0)
   end

@@ -27,7 +27,7 @@ M.TEXT = {
   get_sandbox_statistics = "get sandbox statistics failed", get_token = "get token failed",
   ["warmup/tasks"] = "start warmup failed", sandboxes = "list sandboxes failed",
   ["sandboxes/batch"] = "batch get sandbox status failed", interrupt = "interrupt failed",
-  editor = "editor failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
+  editor = "editor failed", node = "get node failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
   jobs = "list jobs failed", ["jobs/kill"] = "kill job failed",
 }
 
@@ -60,6 +60,7 @@ local function start_request(args, headers)
     num_gpus = field(args, "num_gpus", "integer"),
     accelerator_type = field(args, "accelerator_type", "string"),
     startup_timeout = field(args, "startup_timeout", "number"),
+    wait = field(args, "wait", "boolean"), -- false: refused at once when it does not fit (admission.lua)
   }
   if req.memory ~= nil and type(req.memory) ~= "string" and type(req.memory) ~= "number" then
     env.invalid("body.memory", "Input should be a valid string")
@@ -406,6 +407,10 @@ local function jobs_call(path)
   end
 end
 
+--- GET /node (rock): the node's budget, reservations, starts and queue,
+--- health and version, for a placer (admission.lua's report).
+function M.node(srv) return srv.admission:report(srv) end
+
 -- The table the dispatcher routes by: path under the prefix -> {method, fn}.
 M.ROUTES = {
   ["start"] = { "POST", M.start }, ["start_async"] = { "POST", M.start_async },
@@ -419,6 +424,7 @@ M.ROUTES = {
   ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
   ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
   ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
+  ["node"] = { "GET", M.node },
   ["jobs/start"] = { "POST", jobs_call("/jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("/jobs/wait") },
   ["jobs"] = { "POST", jobs_call("/jobs") }, ["jobs/kill"] = { "POST", jobs_call("/jobs/kill") },
 }

@@ -1,0 +1,272 @@
+-- test_serve_admission.lua: a `rock serve` node's budget and admission
+-- (issue 17, part 2; lua/rock/serve/admission.lua) over real HTTP, with
+-- small real sandboxes (the local backend, or ROCK_TEST_BACKEND): ROCK's
+-- evaluator budgets admit exactly 20 of 4 CPU / 16 GB and queue the 21st;
+-- FIFO order, wait timeouts, cancels and stops free what they held;
+-- max-starting bounds the starts in flight (seen in the node's reports);
+-- wait:false refuses at once; the node report and /metrics; and a remote
+-- Sandbox whose node stops answering fails node_lost.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local S = dofile(here .. "serve_client.lua")
+local json = rock.json
+local A = require "rock.serve.admission"
+
+local backend = os.getenv("ROCK_TEST_BACKEND") or "local"
+local image = os.getenv("ROCK_TEST_IMAGE") or "local"
+local GB = 2 ^ 30
+
+local function ok(env, what)
+  if type(env) ~= "table" or env.status ~= "Success" then
+    error((type(what) == "string" and what or "call") .. ": " .. json.encode(env), 2)
+  end
+  return env.result
+end
+
+local function status(srv, id)
+  return ok(srv.get("get_status", { sandbox_id = id, include_all_states = "true" }), "get_status " .. id)
+end
+
+local function node(srv) return ok(srv.get("node"), "node") end
+
+local function start_async(srv, body)
+  body.image = body.image or image
+  return ok(srv.post("start_async", body), "start_async").sandbox_id
+end
+
+local function wait_state(srv, id, want, seconds)
+  local st
+  T.wait_until(id .. " " .. want, function()
+    st = status(srv, id)
+    return st.state == want and (want ~= "running" or st.is_alive)
+  end, seconds or 60)
+  return st
+end
+
+local function stop_delete(srv, id)
+  ok(srv.post("stop", { sandbox_id = id }), "stop " .. id)
+  ok(srv.post("delete", { sandbox_id = id }), "delete " .. id)
+end
+
+-- the successful starts the server counted (its /metrics)
+local function starts(srv)
+  local m = srv.raw{ path = "/metrics" }.body
+  return tonumber(m:match('rock_sandbox_starts_total{result="success"} (%d+)') or "0")
+end
+
+T.test("a request's reservation: ROCK's defaults and sizes as ROCK writes them", function()
+  local n = A.need({})
+  T.eq(n.cpus, 2)
+  T.eq(n.memory, 8 * GB)
+  T.eq(n.gpus, 0)
+  T.eq(A.need({ memory = "16G", cpus = 4 }).memory, 16 * GB)
+  T.eq(A.need({ memory = "512m" }).memory, 512 * 2 ^ 20)
+  T.eq(A.need({ memory = 1000000 }).memory, 1000000)
+  T.raises("invalid_argument", A.need, { memory = "lots" })
+  local a = A.new{ cpus = 96, memory_gb = 320, gpus = 0, max_starting = 4 }
+  T.eq(a:shortfall(A.need{ cpus = 4, memory = "16g" }), nil)
+  a.reserved.memory = 312 * GB
+  T.eq(a:shortfall(A.need{ cpus = 4, memory = "16g" }), "needs 16 GB, 8 free of 320")
+  T.eq(a:shortfall(A.need{ cpus = 100, memory = "1g" }, true), "needs 100 CPUs, 96 free of 96")
+  T.eq(a:shortfall(A.need{ cpus = 1, memory = "1g", num_gpus = 1 }), "needs 1 GPU, 0 free of 0")
+  T.raises("invalid_argument", A.new, { cpus = 0 })
+  T.raises("invalid_argument", A.new, { max_starting = 1.5 })
+end)
+
+T.test("defaults: this machine's CPUs and memory, max-starting from ROCK_ENV_CONCURRENCY", function()
+  local srv = S.start{ backend = backend, args = { "--budget-gpu", "0" }, env = "ROCK_ENV_CONCURRENCY=3" }
+  local r = node(srv)
+  srv.stop()
+  T.eq(r.budget.cpus, rock.uv.available_parallelism())
+  T.eq(r.budget.memory, math.floor(rock.uv.get_total_memory()))
+  T.eq(r.budget.gpus, 0)
+  T.eq(r.budget.max_starting, 3)
+  T.eq(r.healthy, true)
+  T.eq(r.version, rock.core.version())
+  T.eq(r.node, rock.uv.os_gethostname())
+  -- a bad budget is refused at start
+  local out, code = T.run{ T.rock_exe(), "serve", "--port", "0", "--budget-cpu", "-1" }
+  T.ok(code ~= 0, "refused")
+  local out2, code2 = T.run{ T.rock_exe(), "serve", "--port", "0", "--max-starting", "0" }
+  T.ok(code2 ~= 0, "refused: " .. out .. out2)
+end)
+
+T.test("ROCK's evaluator budgets: exactly 20 of 4 CPU / 16 GB run, the 21st queues until a stop", function()
+  local srv = S.start{ backend = backend, args = { "--budget-cpu", "96", "--budget-memory-gb", "320",
+    "--budget-gpu", "0", "--max-starting", "4" } }
+  local ids = {}
+  for i = 1, 21 do ids[i] = start_async(srv, { cpus = 4, memory = "16g", startup_timeout = 120 }) end
+  for i = 1, 20 do wait_state(srv, ids[i], "running", 120) end
+  local st = status(srv, ids[21])
+  T.eq(st.state, "pending")
+  T.eq(st.is_alive, false)
+  T.eq(st.status.admission.status, "waiting")
+  T.eq(st.status.admission.message, "queued: needs 16 GB, 0 free of 320")
+  local r = node(srv)
+  T.eq(r.budget.cpus, 96)
+  T.eq(r.budget.memory_gb, 320)
+  T.eq(r.reserved.cpus, 80)
+  T.eq(r.reserved.memory_gb, 320)
+  T.eq(r.free.memory, 0)
+  T.eq(r.sandboxes.running, 20)
+  T.eq(r.sandboxes.queued, 1)
+  T.eq(r.sandboxes.starting, 0)
+  T.eq(r.queue[1].sandbox_id, ids[21])
+  local m = srv.raw{ path = "/metrics" }.body
+  T.match(m, 'rock_node_budget{resource="cpus"} 96\n')
+  T.match(m, 'rock_node_budget{resource="memory_bytes"} ' .. math.floor(320 * GB) .. "\n")
+  T.match(m, 'rock_node_reserved{resource="cpus"} 80\n')
+  T.match(m, "rock_node_queued 1\n")
+  T.match(m, "rock_node_running 20\n")
+  T.match(m, "rock_node_max_starting 4\n")
+  T.match(m, "rock_node_healthy 1\n")
+  T.match(m, 'rock_node_info{node="[^"]*",version="[^"]*"} 1\n')
+  -- wait:false: refused at once, naming the shortfall; nothing kept
+  local f = srv.post("start_async", { image = image, cpus = 4, memory = "16g", wait = false })
+  T.eq(f.status, "Failed")
+  T.eq(f.message, "start sandbox failed")
+  T.eq(f.result.rock_code, "insufficient_resources")
+  T.eq(f.result.code, 4000)
+  T.match(f.error, "needs 16 GB, 0 free of 320")
+  T.eq(ok(srv.get("sandboxes")).total, 21)
+  -- a stop frees its reservation: the queue's head starts
+  stop_delete(srv, ids[1])
+  wait_state(srv, ids[21], "running", 60)
+  r = node(srv)
+  T.eq(r.reserved.cpus, 80)
+  T.eq(r.sandboxes.queued, 0)
+  T.eq(starts(srv), 21, "each started once")
+  for i = 2, 21 do stop_delete(srv, ids[i]) end
+  r = node(srv)
+  T.eq(r.reserved.cpus, 0)
+  T.eq(r.reserved.memory, 0)
+  T.eq(r.sandboxes.running, 0)
+  srv.stop()
+end)
+
+T.test("more demand than capacity: FIFO order, a wait timeout, a cancel, nothing started twice", function()
+  local srv = S.start{ backend = backend, args = { "--budget-cpu", "4", "--budget-memory-gb", "64" } }
+  local a = start_async(srv, { cpus = 4, memory = "1g" })
+  wait_state(srv, a, "running")
+  local b = start_async(srv, { cpus = 2, memory = "1g", startup_timeout = 60 })
+  local c = start_async(srv, { cpus = 2, memory = "1g", startup_timeout = 60 })
+  local big = start_async(srv, { cpus = 4, memory = "1g", startup_timeout = 60 })
+  local small = start_async(srv, { cpus = 1, memory = "1g", startup_timeout = 60 })
+  local late = start_async(srv, { cpus = 1, memory = "1g", startup_timeout = 1 })
+  local gone = start_async(srv, { cpus = 1, memory = "1g", startup_timeout = 60 })
+  T.eq(status(srv, small).status.admission.message, "queued: needs 1 CPU, 0 free of 4 (3 ahead)")
+  -- cancelled while queued: leaves the queue, holds nothing
+  ok(srv.post("stop", { sandbox_id = gone }))
+  local st = status(srv, gone)
+  T.eq(st.state, "stopped")
+  T.eq(node(srv).sandboxes.queued, 5)
+  -- past its startup_timeout (counted from the request): stopped, its phase says why
+  st = wait_state(srv, late, "stopped", 10)
+  T.eq(st.status.admission.status, "timeout")
+  T.match(st.failure_reason, "not admitted within its startup_timeout %(1 s%)")
+  T.eq(node(srv).sandboxes.queued, 4)
+  T.eq(node(srv).reserved.cpus, 4)
+  -- a's stop admits b and c (first in), not big; small waits behind big
+  stop_delete(srv, a)
+  wait_state(srv, b, "running")
+  wait_state(srv, c, "running")
+  T.eq(status(srv, big).state, "pending")
+  T.eq(status(srv, small).status.admission.message, "queued: needs 1 CPU, 0 free of 4 (1 ahead)")
+  stop_delete(srv, b)
+  rock.sleep(0.3)
+  T.eq(status(srv, big).state, "pending", "big needs b and c gone")
+  st = status(srv, small)
+  T.eq(st.state, "pending", "small does not pass big")
+  T.eq(st.status.admission.message, "queued: behind an earlier start (1 ahead)")
+  stop_delete(srv, c)
+  wait_state(srv, big, "running")
+  T.eq(status(srv, small).state, "pending")
+  stop_delete(srv, big)
+  st = wait_state(srv, small, "running")
+  T.eq(st.status.admission, nil, "the sandbox's own phases once it starts")
+  T.eq(starts(srv), 5, "a, b, c, big, small: each started once")
+  stop_delete(srv, small)
+  for _, id in ipairs({ late, gone }) do ok(srv.post("delete", { sandbox_id = id })) end
+  local r = node(srv)
+  T.eq(r.reserved.cpus, 0)
+  T.eq(r.sandboxes.queued + r.sandboxes.starting + r.sandboxes.waiting_to_start, 0)
+  T.eq(ok(srv.get("sandboxes")).total, 0)
+  srv.stop()
+end)
+
+T.test("a request bigger than the whole budget is refused at once", function()
+  local srv = S.start{ backend = backend, args = { "--budget-cpu", "4", "--budget-memory-gb", "8" } }
+  local f = srv.post("start_async", { image = image, cpus = 2, memory = "16g" })
+  T.eq(f.status, "Failed")
+  T.eq(f.result.rock_code, "insufficient_resources")
+  T.eq(f.error, "this node can never hold it: needs 16 GB, 8 free of 8")
+  f = srv.post("start", { image = image, cpus = 8, memory = "1g" })
+  T.eq(f.error, "this node can never hold it: needs 8 CPUs, 4 free of 4")
+  -- ROCK's defaults (2 CPUs, 8g) fit exactly
+  local id = start_async(srv, {})
+  wait_state(srv, id, "running")
+  T.eq(node(srv).reserved.memory_gb, 8)
+  stop_delete(srv, id)
+  T.eq(ok(srv.get("sandboxes")).total, 0)
+  srv.stop()
+end)
+
+T.test("/start waits in the queue and answers once admitted and alive", function()
+  local srv = S.start{ backend = backend, args = { "--budget-cpu", "2", "--budget-memory-gb", "64" } }
+  local a = start_async(srv, { cpus = 2, memory = "1g" })
+  wait_state(srv, a, "running")
+  local t0 = rock.uv.hrtime()
+  local t = rock.spawn(function() return srv.post("start", { image = image, cpus = 2, memory = "1g" }) end)
+  rock.sleep(0.5)
+  T.eq(node(srv).sandboxes.queued, 1)
+  stop_delete(srv, a)
+  local env = rock.wait(t)
+  local r = ok(env, "start")
+  T.ok((rock.uv.hrtime() - t0) / 1e9 >= 0.5, "it waited")
+  T.eq(status(srv, r.sandbox_id).state, "running")
+  stop_delete(srv, r.sandbox_id)
+  srv.stop()
+end)
+
+T.test("max-starting bounds the starts in flight, as the node's reports show them", function()
+  local srv = S.start{ backend = backend, args = { "--budget-cpu", "64", "--budget-memory-gb", "64",
+    "--max-starting", "2" } }
+  local n = 12
+  local most, waiting_seen, done = 0, 0, false
+  local watcher = rock.spawn(function()
+    while not done do
+      local r = node(srv)
+      most = math.max(most, r.sandboxes.starting)
+      waiting_seen = math.max(waiting_seen, r.sandboxes.waiting_to_start)
+      rock.sleep(0.001)
+    end
+  end)
+  local tasks = {}
+  for i = 1, n do tasks[i] = rock.spawn(function() return start_async(srv, { cpus = 1, memory = "1g" }) end) end
+  local ids = rock.wait(tasks)
+  for i = 1, n do wait_state(srv, ids[i], "running") end
+  done = true
+  rock.wait(watcher)
+  T.eq(most, 2, "two starts in flight at most, and two seen")
+  T.ok(waiting_seen > 0, "starts waited for a slot")
+  T.eq(starts(srv), n)
+  for i = 1, n do stop_delete(srv, ids[i]) end
+  srv.stop()
+end)
+
+T.test("a remote sandbox whose node stops answering: node_lost, at once", function()
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local srv = S.start{ backend = "local", home = home }
+  local sb = rock.sandbox.start{ base_url = srv.url, image = "local" }
+  T.eq(sb:execute{ command = "echo up" }.stdout, "up\n")
+  srv.kill("KILL")
+  srv.wait()
+  local t0 = rock.uv.hrtime()
+  T.raises("node_lost", sb.execute, sb, { command = "true" })
+  T.ok((rock.uv.hrtime() - t0) / 1e9 < 5, "no hang")
+  sb._released = true -- its sandbox died with the server (local rocklets follow their owner)
+  os.execute("rm -rf '" .. home .. "'")
+end)
+
+T.done()
