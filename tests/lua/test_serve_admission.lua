@@ -17,6 +17,21 @@ local backend = os.getenv("ROCK_TEST_BACKEND") or "local"
 local image = os.getenv("ROCK_TEST_IMAGE") or "local"
 local GB = 2 ^ 30
 
+-- The servers a test starts are stopped when it ends, failed or not.
+local servers = {}
+local function serve(opts)
+  local srv = S.start(opts)
+  servers[#servers + 1] = srv
+  return srv
+end
+local function test(name, fn)
+  T.test(name, function()
+    local okf, err = xpcall(fn, debug.traceback)
+    for i = #servers, 1, -1 do servers[i].stop(); servers[i] = nil end
+    if not okf then error(err, 0) end
+  end)
+end
+
 local function ok(env, what)
   if type(env) ~= "table" or env.status ~= "Success" then
     error((type(what) == "string" and what or "call") .. ": " .. json.encode(env), 2)
@@ -55,7 +70,7 @@ local function starts(srv)
   return tonumber(m:match('rock_sandbox_starts_total{result="success"} (%d+)') or "0")
 end
 
-T.test("a request's reservation: ROCK's defaults and sizes as ROCK writes them", function()
+test("a request's reservation: ROCK's defaults and sizes as ROCK writes them", function()
   local n = A.need({})
   T.eq(n.cpus, 2)
   T.eq(n.memory, 8 * GB)
@@ -74,8 +89,8 @@ T.test("a request's reservation: ROCK's defaults and sizes as ROCK writes them",
   T.raises("invalid_argument", A.new, { max_starting = 1.5 })
 end)
 
-T.test("defaults: this machine's CPUs and memory, max-starting from ROCK_ENV_CONCURRENCY", function()
-  local srv = S.start{ backend = backend, args = { "--budget-gpu", "0" }, env = "ROCK_ENV_CONCURRENCY=3" }
+test("defaults: this machine's CPUs and memory, max-starting from ROCK_ENV_CONCURRENCY", function()
+  local srv = serve{ backend = backend, args = { "--budget-gpu", "0" }, env = "ROCK_ENV_CONCURRENCY=3" }
   local r = node(srv)
   srv.stop()
   T.eq(r.budget.cpus, rock.uv.available_parallelism())
@@ -92,8 +107,8 @@ T.test("defaults: this machine's CPUs and memory, max-starting from ROCK_ENV_CON
   T.ok(code2 ~= 0, "refused: " .. out .. out2)
 end)
 
-T.test("ROCK's evaluator budgets: exactly 20 of 4 CPU / 16 GB run, the 21st queues until a stop", function()
-  local srv = S.start{ backend = backend, args = { "--budget-cpu", "96", "--budget-memory-gb", "320",
+test("ROCK's evaluator budgets: exactly 20 of 4 CPU / 16 GB run, the 21st queues until a stop", function()
+  local srv = serve{ backend = backend, args = { "--budget-cpu", "96", "--budget-memory-gb", "320",
     "--budget-gpu", "0", "--max-starting", "4" } }
   local ids = {}
   for i = 1, 21 do ids[i] = start_async(srv, { cpus = 4, memory = "16g", startup_timeout = 120 }) end
@@ -145,8 +160,8 @@ T.test("ROCK's evaluator budgets: exactly 20 of 4 CPU / 16 GB run, the 21st queu
   srv.stop()
 end)
 
-T.test("more demand than capacity: FIFO order, a wait timeout, a cancel, nothing started twice", function()
-  local srv = S.start{ backend = backend, args = { "--budget-cpu", "4", "--budget-memory-gb", "64" } }
+test("more demand than capacity: FIFO order, a wait timeout, a cancel, nothing started twice", function()
+  local srv = serve{ backend = backend, args = { "--budget-cpu", "4", "--budget-memory-gb", "64" } }
   local a = start_async(srv, { cpus = 4, memory = "1g" })
   wait_state(srv, a, "running")
   local b = start_async(srv, { cpus = 2, memory = "1g", startup_timeout = 60 })
@@ -195,8 +210,8 @@ T.test("more demand than capacity: FIFO order, a wait timeout, a cancel, nothing
   srv.stop()
 end)
 
-T.test("a request bigger than the whole budget is refused at once", function()
-  local srv = S.start{ backend = backend, args = { "--budget-cpu", "4", "--budget-memory-gb", "8" } }
+test("a request bigger than the whole budget is refused at once", function()
+  local srv = serve{ backend = backend, args = { "--budget-cpu", "4", "--budget-memory-gb", "8" } }
   local f = srv.post("start_async", { image = image, cpus = 2, memory = "16g" })
   T.eq(f.status, "Failed")
   T.eq(f.result.rock_code, "insufficient_resources")
@@ -212,8 +227,35 @@ T.test("a request bigger than the whole budget is refused at once", function()
   srv.stop()
 end)
 
-T.test("/start waits in the queue and answers once admitted and alive", function()
-  local srv = S.start{ backend = backend, args = { "--budget-cpu", "2", "--budget-memory-gb", "64" } }
+test("a lapsed lease and a failed start free their reservations: the queue moves on", function()
+  local srv = serve{ backend = backend, args = { "--budget-cpu", "2", "--budget-memory-gb", "64", "--lease", "1" } }
+  local a = start_async(srv, { cpus = 2, memory = "1g" })
+  wait_state(srv, a, "running")
+  local b = start_async(srv, { cpus = 2, memory = "1g", auto_clear_time_minutes = 30, startup_timeout = 60 })
+  T.eq(status(srv, b).state, "pending")
+  -- a is idle past its 1 s lease: stopped by the server, b admitted
+  local st = wait_state(srv, b, "running", 30)
+  T.eq(status(srv, a).state, "stopped")
+  T.eq(node(srv).reserved.cpus, 2)
+  stop_delete(srv, b)
+  ok(srv.post("delete", { sandbox_id = a }))
+  -- a start that fails (its sandbox dir is taken) gives back what it held
+  local taken = os.getenv("ROCK_HOME") .. "/sandboxes/rk-adm-taken"
+  assert(os.execute("mkdir -p " .. taken))
+  local f = start_async(srv, { sandbox_id = "rk-adm-taken", cpus = 2, memory = "1g" })
+  st = wait_state(srv, f, "stopped", 30)
+  os.execute("rm -rf " .. taken)
+  T.match(st.failure_reason, "already exists")
+  T.eq(node(srv).reserved.cpus, 0)
+  ok(srv.post("delete", { sandbox_id = f }))
+  local c = start_async(srv, { cpus = 2, memory = "1g" })
+  wait_state(srv, c, "running")
+  stop_delete(srv, c)
+  srv.stop()
+end)
+
+test("/start waits in the queue and answers once admitted and alive", function()
+  local srv = serve{ backend = backend, args = { "--budget-cpu", "2", "--budget-memory-gb", "64" } }
   local a = start_async(srv, { cpus = 2, memory = "1g" })
   wait_state(srv, a, "running")
   local t0 = rock.uv.hrtime()
@@ -229,8 +271,8 @@ T.test("/start waits in the queue and answers once admitted and alive", function
   srv.stop()
 end)
 
-T.test("max-starting bounds the starts in flight, as the node's reports show them", function()
-  local srv = S.start{ backend = backend, args = { "--budget-cpu", "64", "--budget-memory-gb", "64",
+test("max-starting bounds the starts in flight, as the node's reports show them", function()
+  local srv = serve{ backend = backend, args = { "--budget-cpu", "64", "--budget-memory-gb", "64",
     "--max-starting", "2" } }
   local n = 12
   local most, waiting_seen, done = 0, 0, false
@@ -255,9 +297,9 @@ T.test("max-starting bounds the starts in flight, as the node's reports show the
   srv.stop()
 end)
 
-T.test("a remote sandbox whose node stops answering: node_lost, at once", function()
+test("a remote sandbox whose node stops answering: node_lost, at once", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
-  local srv = S.start{ backend = "local", home = home }
+  local srv = serve{ backend = "local", home = home }
   local sb = rock.sandbox.start{ base_url = srv.url, image = "local" }
   T.eq(sb:execute{ command = "echo up" }.stdout, "up\n")
   srv.kill("KILL")

@@ -217,8 +217,8 @@ end
 --- In the start's task: until e's start is admitted (reserved, a start
 --- slot held). Raises timeout (past its startup_timeout, counted from the
 --- request) or cancelled (stopped meanwhile), reserving nothing then.
---- Returns the startup_timeout left for the start (nil: the default and
---- no time spent waiting).
+--- Returns the startup_timeout left for the start (as asked, nil for the
+--- default, when it was admitted at once).
 function Admission:wait(e)
   local t = e.admission
   local limit = t.startup_timeout or M.DEFAULT_STARTUP_TIMEOUT
@@ -248,9 +248,8 @@ function Admission:wait(e)
       phase(e, "success", string.format("admitted after %s s", num((uv.now() - t.t0) / 1000)))
     end
   end
-  local waited = (uv.now() - t.t0) / 1000
-  if not t.startup_timeout and waited < 0.5 then return nil end
-  return math.max(1, limit - waited)
+  if not t.queued_phase then return t.startup_timeout end -- admitted at once: as asked
+  return math.max(0.01, limit - (uv.now() - t.t0) / 1000)
 end
 
 --- e's start is over (it runs, or it failed): its start slot passes on.
