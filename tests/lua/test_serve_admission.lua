@@ -1,6 +1,8 @@
 -- test_serve_admission.lua: a `rock serve` node's budget and admission
 -- (issue 17, part 2; lua/rock/serve/admission.lua) over real HTTP, with
--- small real sandboxes (the local backend, or ROCK_TEST_BACKEND): ROCK's
+-- small real sandboxes on the local backend (accounting only: a 4-CPU
+-- request is no limit there; docker would refuse it on a smaller host;
+-- ROCK_TEST_BACKEND=docker runs it where the host has the CPUs): ROCK's
 -- evaluator budgets admit exactly 20 of 4 CPU / 16 GB and queue the 21st;
 -- FIFO order, wait timeouts, cancels and stops free what they held;
 -- max-starting bounds the starts in flight (seen in the node's reports);

@@ -234,7 +234,8 @@ end
 --- (default $ROCK_API_TOKEN; required to bind anything but loopback),
 --- lease (default idle seconds, ROCK's 30 minutes), log_requests (default
 --- true), budget ({cpus=, memory_gb=, gpus=, max_starting=}: admission.lua;
---- absent fields: the machine's own, ROCK_ENV_CONCURRENCY or 4 starts). Takes ownership of $ROCK_HOME's sandboxes as its service
+--- absent fields: the machine's own, ROCK_ENV_CONCURRENCY or 4 starts).
+--- Takes ownership of $ROCK_HOME's sandboxes as its service
 --- (state.serve_as) and adopts those a previous server left running.
 function M.start(opts)
   opts = opts or {}

@@ -5,8 +5,8 @@
 -- a Success envelope) or raises: a rock.error becomes a Failed envelope
 -- with the route's text, envelope.invalid() an "invalid parameter" one.
 -- rock's own fields ride along where ROCK has none (encoding, max_output,
--- interrupt, editor, jobs): ROCK's SDK never sends them and ignores them
--- in answers.
+-- interrupt, editor, jobs, a start's wait, node): ROCK's SDK never sends
+-- them and ignores them in answers.
 local json = require "rock.json"
 local errors = require "rock.errors"
 local core = require "rock.core"
@@ -27,8 +27,8 @@ M.TEXT = {
   get_sandbox_statistics = "get sandbox statistics failed", get_token = "get token failed",
   ["warmup/tasks"] = "start warmup failed", sandboxes = "list sandboxes failed",
   ["sandboxes/batch"] = "batch get sandbox status failed", interrupt = "interrupt failed",
-  editor = "editor failed", node = "get node failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
-  jobs = "list jobs failed", ["jobs/kill"] = "kill job failed",
+  editor = "editor failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
+  jobs = "list jobs failed", ["jobs/kill"] = "kill job failed", node = "get node failed",
 }
 
 local function entry(srv, args, where)
@@ -100,8 +100,8 @@ function M.start_async(srv, args, req)
 end
 
 --- /start: as start_async, answered once the sandbox is alive (up to 85
---- s, ROCK's bound). A start still pending then is stopped when it lands,
---- not leaked (ROCK leaks it).
+--- s, ROCK's bound, time in the node's queue included). A start still
+--- pending then is stopped when it lands, not leaked (ROCK leaks it).
 function M.start(srv, args, req)
   local r, who = start_request(args, req.headers)
   local reg = srv.registry
