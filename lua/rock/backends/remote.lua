@@ -127,11 +127,17 @@ end
 
 -- An unknown id (deleted by another client, or a server that forgot it)
 -- is already stopped: quiet, as stopping a dead sandbox is in-process.
+-- So is a lost node (node_lost): nothing more can be done from here; the
+-- sandbox ends there by its own lease.
 function M.stop(sb)
   if not sb.id then return end
   local ok, err = pcall(M.api, sb, "stop", { sandbox_id = sb.id }, 60)
   if not ok then
     if errors.is(err, "sandbox_not_found") then return end
+    if errors.is(err, "node_lost") then
+      require("rock.log").warn("sandbox", "%s: %s; it ends there by its lease", sb.id, err.message)
+      return
+    end
     error(err, 0)
   end
   M.api(sb, "delete", { sandbox_id = sb.id }, 60)
