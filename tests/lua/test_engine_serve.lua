@@ -45,7 +45,7 @@ T.test("SIGKILL, restart on the same ROCK_HOME: its live sandboxes are served ag
     local r = ok(srv2.get("node"))
     T.eq(r.reserved.cpus, 2)
     T.eq(r.reserved.memory_gb, 8)
-    T.eq(r.sandboxes.running, 1)
+    T.eq(r.running, 1)
     ok(srv2.post("stop", { sandbox_id = id }))
     T.eq(containers(id), 0)
     T.eq(ok(srv2.get("node")).reserved.cpus, 0)

@@ -314,14 +314,12 @@ function Admission:report(srv)
     queue[i] = { sandbox_id = t.e.id, cpus = t.need.cpus, memory = t.need.memory, gpus = t.need.gpus,
       waited = (uv.now() - t.t0) / 1000 }
   end
-  return {
+  return { -- the shape rock.fleet.placement reads (budget, reserved, starting, max_starting, healthy)
     node = reg.host_name, version = require("rock.core").version(), backend = reg.backend,
     healthy = healthy, health = why,
-    budget = { cpus = b.cpus, memory = b.memory, memory_gb = b.memory / GB, gpus = b.gpus,
-      max_starting = self.max_starting },
-    reserved = amounts(r), free = amounts(free),
-    sandboxes = { running = by.running, pending = by.pending, stopped = by.stopped,
-      starting = self.starting, waiting_to_start = #self.ready, queued = #self.queue },
+    budget = amounts(b), reserved = amounts(r), free = amounts(free),
+    max_starting = self.max_starting, starting = self.starting, waiting_to_start = #self.ready,
+    queued = #self.queue, running = by.running, pending = by.pending, stopped = by.stopped,
     queue = queue,
   }
 end
@@ -345,7 +343,8 @@ function Admission:metrics(srv)
   end
   gauge("rock_node_budget", "the node's budget by resource", res("rock_node_budget", b))
   gauge("rock_node_reserved", "what the node's pending and running sandboxes reserve", res("rock_node_reserved", r))
-  gauge("rock_node_max_starting", "starts allowed in flight at once", { "rock_node_max_starting " .. self.max_starting })
+  gauge("rock_node_max_starting", "starts allowed in flight at once",
+    { "rock_node_max_starting " .. self.max_starting })
   gauge("rock_node_starting", "starts in flight", { "rock_node_starting " .. self.starting })
   gauge("rock_node_waiting_to_start", "starts reserved, waiting for a start slot",
     { "rock_node_waiting_to_start " .. #self.ready })
