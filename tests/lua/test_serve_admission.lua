@@ -89,6 +89,9 @@ test("a request's reservation: ROCK's defaults and sizes as ROCK writes them", f
   T.eq(a:shortfall(A.need{ cpus = 100, memory = "1g" }, true), "needs 100 CPUs, 96 free of 96")
   T.eq(a:shortfall(A.need{ cpus = 1, memory = "1g", num_gpus = 1 }), "needs 1 GPU, 0 free of 0")
   T.raises("invalid_argument", A.new, { cpus = 0 })
+  T.raises("invalid_argument", A.new, { memory_gb = 1e300 })
+  T.raises("invalid_argument", A.new, { gpus = -1 })
+  T.eq(A.new{ gpus = 0 }.budget.gpus, 0)
   T.raises("invalid_argument", A.new, { max_starting = 1.5 })
 end)
 

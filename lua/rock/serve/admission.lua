@@ -45,11 +45,14 @@ local function num(v)
   return math.tointeger(r) and string.format("%d", r) or string.format("%.1f", r)
 end
 
-local function positive(v, what, zero_ok)
+-- v checked: a number above 0 (or 0 when zero_ok), at most max (default
+-- 2^40: bounds no machine reaches, so sums stay exact and printable)
+local function positive(v, what, zero_ok, max)
   if v == nil then return nil end
-  if type(v) ~= "number" or v ~= v or v - v ~= 0 or v < 0 or (v == 0 and not zero_ok) then
-    errors.raise("invalid_argument", string.format("%s must be a number above 0%s, got %s", what,
-      zero_ok and " (or 0)" or "", tostring(v)))
+  max = max or 2 ^ 40
+  if type(v) ~= "number" or not (v >= 0 and v <= max) or (v == 0 and not zero_ok) then
+    errors.raise("invalid_argument", string.format("%s must be a number above 0%s, up to %g, got %s", what,
+      zero_ok and " (or 0)" or "", max, tostring(v)))
   end
   return v
 end
@@ -64,8 +67,8 @@ end
 --- the machine's CPUs and memory, 0 GPUs, default_max_starting().
 function M.new(opts)
   opts = opts or {}
-  local mem = positive(opts.memory, "the memory budget")
-  if opts.memory_gb ~= nil then mem = positive(opts.memory_gb, "--budget-memory-gb") * GB end
+  local mem = positive(opts.memory, "the memory budget", false, 2 ^ 60)
+  if opts.memory_gb ~= nil then mem = positive(opts.memory_gb, "--budget-memory-gb", false, 2 ^ 30) * GB end
   local ms = opts.max_starting
   if ms ~= nil and not (math.tointeger(ms) and ms >= 1) then
     errors.raise("invalid_argument", "--max-starting must be a whole number from 1 up, got " .. tostring(ms))
