@@ -327,4 +327,51 @@ test("a remote sandbox whose node stops answering: node_lost, at once", function
   os.execute("rm -rf '" .. home .. "'")
 end)
 
+-- A node cut off mid-call (its link down, as a partition: no answer, no
+-- reset): the call's connection probes the peer (keepalive) and gives up
+-- after ROCK_TCP_PEER_TIMEOUT, so the client learns node_lost in seconds,
+-- not after the command's timeout. The node runs in a network namespace
+-- joined by a veth pair (198.18.0.0/15), made and removed here (root).
+test("a node cut off mid-call: node_lost within seconds, not a hang", function()
+  local pid = rock.core.getpid()
+  local ns, va, vb = "rkadm" .. pid, "rka" .. pid, "rkb" .. pid
+  local a, b = (pid // 64) % 256, (pid % 64) * 4
+  local host_ip, node_ip = string.format("198.19.%d.%d", a, b + 1), string.format("198.19.%d.%d", a, b + 2)
+  local function sh(cmd)
+    local out, okc = T.sh(cmd)
+    assert(okc, cmd .. ": " .. out)
+  end
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local okt, err = xpcall(function()
+    sh("ip netns add " .. ns)
+    sh("ip link add " .. va .. " type veth peer name " .. vb)
+    sh("ip link set " .. vb .. " netns " .. ns)
+    sh("ip addr add " .. host_ip .. "/30 dev " .. va .. " && ip link set " .. va .. " up")
+    sh("ip netns exec " .. ns .. " sh -c 'ip addr add " .. node_ip .. "/30 dev " .. vb ..
+      " && ip link set " .. vb .. " up && ip link set lo up'")
+    local srv = serve{ backend = "local", home = home, host = node_ip, token = "tok",
+      env = "ip netns exec " .. ns, args = { "--token", "tok" } }
+    rock.uv.os_setenv("ROCK_TCP_PEER_TIMEOUT", "2") -- this process's new connections
+    local sb = rock.sandbox.start{ base_url = srv.url, token = "tok", image = "local" }
+    T.eq(sb:execute{ command = "echo up" }.stdout, "up\n")
+    local call = rock.spawn(function() return pcall(sb.execute, sb, { command = "sleep 100", timeout = 120 }) end)
+    rock.sleep(0.5)
+    local t0 = rock.uv.hrtime()
+    sh("ip netns exec " .. ns .. " ip link set " .. vb .. " down") -- the node is cut off
+    local okc, cerr = rock.wait(call)
+    local secs = (rock.uv.hrtime() - t0) / 1e9
+    T.ok(not okc, "the call fails")
+    T.eq(cerr.code, "node_lost", tostring(cerr))
+    T.ok(secs < 30, string.format("within seconds (%.1f s), not the command's 120", secs))
+    sb:stop() -- quiet
+    srv.kill("KILL")
+    srv.wait()
+  end, debug.traceback)
+  rock.uv.os_unsetenv("ROCK_TCP_PEER_TIMEOUT")
+  for i = #servers, 1, -1 do servers[i].kill("KILL"); servers[i].wait(); servers[i] = nil end
+  T.sh("ip netns del " .. ns .. "; ip link del " .. va)
+  os.execute("rm -rf '" .. home .. "'")
+  if not okt then error(err, 0) end
+end)
+
 T.done()

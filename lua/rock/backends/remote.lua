@@ -7,7 +7,8 @@
 -- envelope is raised again as the rock.error it came from (result.rock_code).
 -- A run_in_session whose command failed comes back as its result (exit
 -- code, failure_reason), as in-process. A node that stops answering
--- (connection refused or cut, no answer in the call's time) is node_lost.
+-- (refused, reset, cut off: c/http's keepalive and peer timeout, or no
+-- answer in the call's time) is node_lost.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
