@@ -17,7 +17,7 @@
 --                 its startup_timeout for the start itself.
 --   started(e)    the start is over (either way): its slot passes on.
 -- The reservation is freed when the entry leaves pending/running
--- (stopped, deleted, a failed start, a lapsed lease, a dead rocklet: the
+-- (stopped, deleted, a failed start, a lapsed lease, a rocklet found dead: the
 -- registry's state changes call e.on_state), once, never below zero, and
 -- the queue's head is admitted when it fits. Strict FIFO: a head that
 -- does not fit holds back the smaller starts behind it (none starves).
