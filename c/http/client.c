@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -346,6 +348,25 @@ static int sockopt_cb(void *clientp, curl_socket_t fd, curlsocktype purpose) {
   return CURL_SOCKOPT_OK;
 }
 
+void rock_http_tcp_tune(int fd) {
+  int on = 1, idle = 10, intvl = 5;
+  const char *env = getenv("ROCK_TCP_PEER_TIMEOUT");
+  double secs = env && *env ? strtod(env, NULL) : 20;
+  unsigned int ms = secs > 0 && secs < 86400 ? (unsigned int)(secs * 1000) : 20000;
+  if (ms == 0) ms = 1;
+  /* best effort: a socket without them still works, as before */
+  (void)setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
+static int tcp_sockopt_cb(void *clientp, curl_socket_t fd, curlsocktype purpose) {
+  (void)clientp, (void)purpose;
+  rock_http_tcp_tune(fd);
+  return CURL_SOCKOPT_OK;
+}
+
 static int prereq_cb(void *clientp, char *ip, char *local_ip, int port,
                      int local_port) {
   rock_http_xfer_t *x = clientp;
@@ -470,6 +491,7 @@ rock_err rock_http_client_request(rock_http_client_t *c,
     }
   } else {
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, tcp_sockopt_cb);
   }
   /* a timeout past what curl's millisecond long holds (math.huge, 1e30)
    * is as good as none: clamped to INT_MAX ms (24.8 days), never UB */

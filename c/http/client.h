@@ -59,6 +59,15 @@ typedef struct {
  * the duration of the call. */
 typedef void (*rock_http_done_fn)(void *data, const rock_http_response_t *res);
 
+/* A new TCP socket, before its connect (both paths call it): it finds out
+ * when its peer is gone (the host down, a partition) instead of waiting on
+ * it forever. Keepalive probes once idle 10 s, every 5 s; and
+ * TCP_USER_TIMEOUT: a connect or data unacknowledged for
+ * $ROCK_TCP_PEER_TIMEOUT seconds (default 20) fails the connection
+ * (ETIMEDOUT, a connection_failed). A peer that is up but slow to answer
+ * (its kernel acks) is never cut. */
+void rock_http_tcp_tune(int fd);
+
 int rock_http_client_init(rock_http_client_t **out, uv_loop_t *loop);
 /* Cancel every transfer (no callbacks) and free the client once its handles
  * have closed. */

@@ -475,7 +475,7 @@ static int conn_open(rock_plain_req_t *r) {
   }
   c->p = p;
   int e = r->socket_path ? uv_pipe_init(p->loop, &c->u.pipe, 0)
-                         : uv_tcp_init(p->loop, &c->u.tcp);
+                         : uv_tcp_init_ex(p->loop, &c->u.tcp, r->addr.ss_family); /* its socket now */
   if (e) {
     free(c->key);
     free(c);
@@ -491,6 +491,8 @@ static int conn_open(rock_plain_req_t *r) {
     return 0;
   }
   uv_tcp_nodelay(&c->u.tcp, 1);
+  uv_os_fd_t fd;
+  if (!uv_fileno(&c->u.h, &fd)) rock_http_tcp_tune(fd); /* a peer gone is found */
   e = uv_tcp_connect(&c->connect, &c->u.tcp, (const struct sockaddr *)&r->addr, connect_cb);
   if (e) {
     c->req = NULL;

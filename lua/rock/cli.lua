@@ -59,12 +59,17 @@ function M.serve(argv)
       "local (on this host as this user, unconfined)" },
     token = { help = "API token (default $ROCK_API_TOKEN): Authorization: Bearer T or X-Key: T" },
     lease = { type = "number", help = "default idle lease in seconds (ROCK: 1800)" },
+    budget_cpu = { type = "number", help = "CPUs the sandboxes may reserve (default: this machine's)" },
+    budget_memory_gb = { type = "number", help = "GB of memory they may reserve (default: this machine's)" },
+    budget_gpu = { type = "number", help = "GPUs they may reserve (default 0)" },
+    max_starting = { type = "number", help = "starts in flight at once (default $ROCK_ENV_CONCURRENCY, else 4)" },
   }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]" ..
-    " [--unix-socket PATH] [--lease S]")
+    " [--unix-socket PATH] [--lease S] [--budget-cpu N] [--budget-memory-gb N] [--budget-gpu N] [--max-starting N]")
   local task = require "rock.task"
   log.set_default("info") -- a line per request (docs/http-api.md) unless ROCK_LOG says otherwise
   local srv = require("rock.serve").start{ host = o.host, port = o.port, unix_socket = o.unix_socket,
-    backend = o.backend, token = o.token, lease = o.lease }
+    backend = o.backend, token = o.token, lease = o.lease, budget = { cpus = o.budget_cpu,
+      memory_gb = o.budget_memory_gb, gpus = o.budget_gpu, max_starting = o.max_starting } }
   io.stdout:write("rock serve: listening on ", srv.url or o.unix_socket, "\n")
   io.stdout:flush()
   task.await(function(wake) -- until SIGINT/SIGTERM: finish what runs, then exit

@@ -1,7 +1,10 @@
 --- rock.errors: the error values rock raises.
 -- An error is a table {code=, message=, op=?, ...} whose code is a stable
 -- snake_case string (the same codes as c/core/err.h); tostring gives
--- "code: message". Recipes pcall and branch on err.code.
+-- "code: message". Recipes pcall and branch on err.code. Lua's own codes
+-- beside err.h's include node_lost (a remote `rock serve` stopped
+-- answering: backends/remote.lua) and insufficient_resources (a node's
+-- budget cannot hold a start: serve/admission.lua); docs/lua-api.md.
 -- The metatable is rock.core's ("rock.error", made in C by
 -- luaopen_rock_core, so errors raised before this module loads carry it
 -- too); this module only uses it. Read next: c/core/lua_core.c.

@@ -23,7 +23,8 @@ end
 local exe = io.popen("readlink /proc/" .. rock.core.getpid() .. "/exe"):read("l")
 local home = os.getenv("ROCK_HOME") .. "-serve"
 local log = home .. ".log"
-local server = io.popen(string.format("ROCK_HOME=%s %s serve --port 0 --backend local >%s 2>&1 & echo $!", home, exe, log)):read("l")
+local server = io.popen(string.format("ROCK_HOME=%s %s serve --port 0 --backend local " ..
+  "--budget-cpu 64 --budget-memory-gb 1024 >%s 2>&1 & echo $!", home, exe, log)):read("l") -- two 2-CPU sandboxes on any host
 local url
 for _ = 1, 200 do
   local f = io.open(log)

@@ -28,12 +28,22 @@ end
 --- Start `rock serve` with opts.args (a list of extra flags), opts.backend,
 --- opts.env (a "K=v K2=v2" prefix), opts.host (default 127.0.0.1),
 --- opts.home (ROCK_HOME; default the test's). Waits until it answers.
+--- The server's budget (admission.lua) is far above what any test starts
+--- (this machine's own would hold one 2-CPU sandbox at a time), unless
+--- opts.args sets one: test_serve_admission.lua tests the budget.
 function S.start(opts)
   opts = opts or {}
   local log = os.tmpname()
   local host = opts.host or "127.0.0.1"
   local args = { "serve", "--host", host, "--port", "0", "--backend", opts.backend or "local" }
-  for _, a in ipairs(opts.args or {}) do args[#args + 1] = a end
+  local budget = false
+  for _, a in ipairs(opts.args or {}) do
+    args[#args + 1] = a
+    if a:find("^%-%-budget") then budget = true end
+  end
+  if not budget then
+    for _, a in ipairs({ "--budget-cpu", "4096", "--budget-memory-gb", "65536" }) do args[#args + 1] = a end
+  end
   local quoted = {}
   for i, a in ipairs(args) do quoted[i] = "'" .. a:gsub("'", "'\\''") .. "'" end
   local pid = tonumber((sh(string.format("{ %s%s %s >%s 2>&1 & echo $!; }",

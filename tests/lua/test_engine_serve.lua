@@ -1,5 +1,6 @@
 -- `rock serve` on docker (issue 9): a server killed with SIGKILL and started
--- again on the same ROCK_HOME serves its live sandboxes; commit, statistics,
+-- again on the same ROCK_HOME serves its live sandboxes (and holds their
+-- reservations: serve/admission.lua); commit, statistics,
 -- warmup (a failed pull is said), a start that times out is stopped.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
@@ -40,8 +41,14 @@ T.test("SIGKILL, restart on the same ROCK_HOME: its live sandboxes are served ag
     local out = T.sh(T.rock_exe() .. " gc")
     T.ok(not out:find(id, 1, true), "gc spared it: " .. out)
     T.eq(containers(id), 1)
+    -- the adopted sandbox holds its reservation (ROCK's defaults: it asked none)
+    local r = ok(srv2.get("node"))
+    T.eq(r.reserved.cpus, 2)
+    T.eq(r.reserved.memory_gb, 8)
+    T.eq(r.running, 1)
     ok(srv2.post("stop", { sandbox_id = id }))
     T.eq(containers(id), 0)
+    T.eq(ok(srv2.get("node")).reserved.cpus, 0)
   end)
   srv2.stop()
   if not done then error(err, 0) end

@@ -172,7 +172,7 @@ T.test("a wrong token from the remote backend: unauthorized", function()
   T.eq(err.code, "unauthorized", tostring(err))
 end)
 
-T.test("the server going away mid-call: sandbox_not_alive", function()
+T.test("the server going away mid-call: node_lost", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
   local s3 = S.start{ backend = "local", home = home }
   local sb = rock.sandbox.start{ base_url = s3.url, image = "local" }
@@ -185,7 +185,7 @@ T.test("the server going away mid-call: sandbox_not_alive", function()
   s3.wait()
   local okc, err = rock.task.wait(t)
   T.ok(not okc or err == nil, "the call fails")
-  T.eq(err and err.code, "sandbox_not_alive", json.encode(err))
+  T.eq(err and err.code, "node_lost", json.encode(err))
   sb._released = true
   -- its sandbox died with the server (local rocklets follow their owner)
   os.execute("rm -rf '" .. home .. "'")

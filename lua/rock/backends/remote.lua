@@ -9,7 +9,9 @@
 -- form of the file and its target path. A Failed envelope is raised again
 -- as the rock.error it came from (result.rock_code). A run_in_session
 -- whose command failed comes back as its result (exit code,
--- failure_reason), as in-process.
+-- failure_reason), as in-process. A node that stops answering (refused,
+-- reset, cut off: c/http's keepalive and peer timeout, or no answer in the
+-- call's time) is node_lost.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -56,9 +58,11 @@ function M.api(sb, name, body, timeout, opts)
   end
   local ok, res = pcall(http.request, req)
   if not ok then
-    if errors.is(res, "connection_failed") or errors.is(res, "http_error") then
-      res.code = "sandbox_not_alive"
-      res.message = "cannot reach rock serve at " .. sb.base_url .. ": " .. tostring(res.message)
+    -- the node stopped answering (refused, reset, silent past the call's
+    -- time): node_lost, at once; its sandboxes end there by their leases
+    if errors.is(res, "connection_failed") or errors.is(res, "http_error") or errors.is(res, "timeout") then
+      res.code = "node_lost"
+      res.message = "node " .. sb.base_url .. " does not answer: " .. tostring(res.message)
     end
     error(res, 0)
   end
@@ -130,11 +134,17 @@ end
 
 -- An unknown id (deleted by another client, or a server that forgot it)
 -- is already stopped: quiet, as stopping a dead sandbox is in-process.
+-- So is a lost node (node_lost): nothing more can be done from here; the
+-- sandbox ends there by its own lease.
 function M.stop(sb)
   if not sb.id then return end
   local ok, err = pcall(M.api, sb, "stop", { sandbox_id = sb.id }, 60)
   if not ok then
     if errors.is(err, "sandbox_not_found") then return end
+    if errors.is(err, "node_lost") then
+      require("rock.log").warn("sandbox", "%s: %s; it ends there by its lease", sb.id, err.message)
+      return
+    end
     error(err, 0)
   end
   M.api(sb, "delete", { sandbox_id = sb.id }, 60)

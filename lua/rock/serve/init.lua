@@ -5,7 +5,8 @@
 -- `rock serve` (cli.lua) runs it until SIGINT/SIGTERM. The pieces:
 -- envelope.lua (ROCK's answers and input checks), routes.lua (one function
 -- per endpoint), registry.lua (the sandboxes, leases, adoption after a
--- restart), metrics.lua (GET /metrics). docs/http-api.md.
+-- restart), metrics.lua (GET /metrics), admission.lua (the node's budget,
+-- the start queue, GET .../node). docs/http-api.md.
 -- Who may call, checked once a request's headers are in, before its body
 -- is read (admit): with a token, who has it; without one (loopback or a
 -- unix socket), this host's own clients and no web page: a request naming
@@ -182,7 +183,8 @@ function Server:handle(req)
   elseif req.path == "/metrics" and req.method == "GET" then
     local by = {}
     for _, e in pairs(self.registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
-    route, res = "/metrics", respond(200, self.metrics:render(by), "text/plain; version=0.0.4")
+    route, res = "/metrics", respond(200, self.metrics:render(by) .. self.admission:metrics(self),
+      "text/plain; version=0.0.4")
   elseif req.path:sub(1, #M.PREFIX) == M.PREFIX then
     route = req.path:sub(#M.PREFIX + 1)
     res, sandbox, outcome = self:api(route, req)
@@ -240,7 +242,9 @@ end
 --- = any), unix_socket (instead of host/port), backend ("auto"), token
 --- (default $ROCK_API_TOKEN; required to bind anything but loopback),
 --- lease (default idle seconds, ROCK's 30 minutes), log_requests (default
---- true). Takes ownership of $ROCK_HOME's sandboxes as its service
+--- true), budget ({cpus=, memory_gb=, gpus=, max_starting=}: admission.lua;
+--- absent fields: the machine's own, ROCK_ENV_CONCURRENCY or 4 starts).
+--- Takes ownership of $ROCK_HOME's sandboxes as its service
 --- (state.serve_as) and adopts those a previous server left running.
 function M.start(opts)
   opts = opts or {}
@@ -252,11 +256,13 @@ function M.start(opts)
   end
   local srv = setmetatable({ token = token, log_requests = opts.log_requests ~= false,
     metrics = require("rock.serve.metrics").new(), origins = {} }, Server)
+  srv.admission = require("rock.serve.admission").new(opts.budget)
   state.serve_as()
   -- the node's name and the address its clients reach it by (get_status's host_ip)
   backends.set_host(uv.os_gethostname(), node_ip(host, opts.unix_socket))
   local registry = require("rock.serve.registry")
   srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
+  srv.registry.admission = srv.admission
   if srv.registry.backend ~= "auto" and not backends.can(srv.registry.backend, "own_files") then
     local user = (uv.os_get_passwd() or {}).username or "?"
     log.warn("serve", "backend %s: sandboxes run on this host as user %s (uid %d), unconfined: " ..
@@ -264,6 +270,7 @@ function M.start(opts)
   end
   local adopted = srv.registry:adopt()
   if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end
+  for _, e in pairs(srv.registry.entries) do srv.admission:adopt(e) end -- they hold their reservations
   srv.http = require("rock.http").serve{
     host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
     unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,

@@ -11,6 +11,9 @@
 -- model of sandbox.lua (its fields, sandbox.transition, sandbox.status:
 -- one builder), plus ROCK's fields of the request; its state becomes
 -- "deleted" too, and it exists before its Sandbox does.
+-- With an admission (admission.lua, set by init.lua) a start is asked
+-- there first and waits in its queue until admitted; state changes free
+-- its reservation.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -40,7 +43,11 @@ end
 
 function Registry:get(id) return self.entries[id] end
 
-local transition = sandbox.transition
+local function transition(e, to, event)
+  if e.state == to then return end
+  sandbox.transition(e, to, event)
+  if e.on_state then e.on_state(e, to) end -- admission.lua: a reservation freed
+end
 
 --- Renew the entry's idle lease (every data-plane call and get_status).
 function Registry:touch(e) e.last_used = uv.now() / 1000 end
@@ -79,16 +86,22 @@ function Registry:start(req, who)
     accelerator_type = req.accelerator_type, user_id = who.user_id, experiment_id = who.experiment_id,
     namespace = who.namespace, metadata = {}, lease = req.lease or self.lease,
     create_time = os.time(), start_time = os.time(), request = req }
+  if self.admission then self.admission:ask(e, req) end -- may refuse: nothing kept then
   self:touch(e)
   self.entries[id] = e
   self.order[#self.order + 1] = id
   local t0 = uv.hrtime()
   e.start_task = task.spawn(function()
-    local ok, sb = pcall(sandbox.start, {
-      backend = self.backend, image = req.image, sandbox_id = id, memory = req.memory, cpus = req.cpus,
-      auto_clear_seconds = e.lease, startup_timeout = req.startup_timeout, pull = req.pull,
-      env = req.env, on_create = function(s) e.pending_sb = s end,
-    })
+    local adm, ok, sb = self.admission, true, req.startup_timeout
+    if adm then ok, sb = pcall(adm.wait, adm, e) end -- queued until admitted (admission.lua)
+    if ok then
+      ok, sb = pcall(sandbox.start, {
+        backend = self.backend, image = req.image, sandbox_id = id, memory = req.memory, cpus = req.cpus,
+        auto_clear_seconds = e.lease, startup_timeout = sb, pull = req.pull,
+        env = req.env, on_create = function(s) e.pending_sb = s end,
+      })
+    end
+    if adm then adm:started(e) end
     e.start_task = nil
     local m = self.metrics
     if not ok then

@@ -5,8 +5,8 @@
 -- a Success envelope) or raises: a rock.error becomes a Failed envelope
 -- with the route's text, envelope.invalid() an "invalid parameter" one.
 -- rock's own fields ride along where ROCK has none (encoding, max_output,
--- interrupt, editor, jobs): ROCK's SDK never sends them and ignores them
--- in answers.
+-- interrupt, editor, jobs, a start's wait, node): ROCK's SDK never sends
+-- them and ignores them in answers.
 local json = require "rock.json"
 local errors = require "rock.errors"
 local core = require "rock.core"
@@ -28,7 +28,7 @@ M.TEXT = {
   ["warmup/tasks"] = "start warmup failed", sandboxes = "list sandboxes failed",
   ["sandboxes/batch"] = "batch get sandbox status failed", interrupt = "interrupt failed",
   editor = "editor failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
-  jobs = "list jobs failed", ["jobs/kill"] = "kill job failed",
+  jobs = "list jobs failed", ["jobs/kill"] = "kill job failed", node = "get node failed",
 }
 
 local function entry(srv, args, where)
@@ -60,6 +60,7 @@ local function start_request(args, headers)
     num_gpus = field(args, "num_gpus", "integer"),
     accelerator_type = field(args, "accelerator_type", "string"),
     startup_timeout = field(args, "startup_timeout", "number"),
+    wait = field(args, "wait", "boolean"), -- false: refused at once when it does not fit (admission.lua)
   }
   if req.memory ~= nil and type(req.memory) ~= "string" and type(req.memory) ~= "number" then
     env.invalid("body.memory", "Input should be a valid string")
@@ -100,8 +101,8 @@ function M.start_async(srv, args, req)
 end
 
 --- /start: as start_async, answered once the sandbox is alive (up to 85
---- s, ROCK's bound). A start still pending then is stopped when it lands,
---- not leaked (ROCK leaks it).
+--- s, ROCK's bound, time in the node's queue included). A start still
+--- pending then is stopped when it lands, not leaked (ROCK leaks it).
 function M.start(srv, args, req)
   local r, who = start_request(args, req.headers)
   local reg = srv.registry
@@ -389,6 +390,10 @@ local function jobs_call(path)
   end
 end
 
+--- GET /node (rock): the node's budget, reservations, starts and queue,
+--- health and version, for a placer (admission.lua's report).
+function M.node(srv) return srv.admission:report(srv) end
+
 -- The table the dispatcher routes by: path under the prefix -> {method, fn}.
 M.ROUTES = {
   ["start"] = { "POST", M.start }, ["start_async"] = { "POST", M.start_async },
@@ -402,6 +407,7 @@ M.ROUTES = {
   ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
   ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
   ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
+  ["node"] = { "GET", M.node },
   ["jobs/start"] = { "POST", jobs_call("jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("jobs/wait") },
   ["jobs"] = { "POST", jobs_call("jobs") }, ["jobs/kill"] = { "POST", jobs_call("jobs/kill") },
 }
