@@ -5,7 +5,8 @@
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc, rock.backends (the backend
 -- contract). Models: rock.llm (chat completions).
--- SWE agents: rock.agent (the loop, grading), rock.filters.
+-- SWE agents: rock.agent (the loop, grading), rock.filters. Fleets: rock.fleet (a pool of
+-- `rock serve` nodes, placement).
 -- Also rock.json (lua-cjson, with json.array for lists), rock.uv (luv), rock.errors, rock.log (also
 -- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags), rock.text (linear trims).
 -- Modules load on first use, so `require "rock"` stays cheap.
@@ -30,6 +31,7 @@ local lazy = {
   text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",
   backends = "rock.backends", -- the backend contract and registry (docs/backends.md)
+  fleet = "rock.fleet", -- many `rock serve` nodes as one pool
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks

@@ -93,8 +93,9 @@ local builtin = {
   docker = "rock.backends.container",
   podman = "rock.backends.container",
   remote = "rock.backends.remote", -- base_url=: another host's `rock serve`
+  fleet = "rock.fleet.backend", -- fleet=: a pool of them (rock.fleet)
 }
-local BUILTIN_ORDER = { "local", "docker", "podman", "remote" }
+local BUILTIN_ORDER = { "local", "docker", "podman", "remote", "fleet" }
 
 --- Register backend impl under name (a new one, or one replacing a
 --- built-in). Raises invalid_argument naming what is missing: a required
@@ -170,7 +171,7 @@ end
 function M.takes_image(name) return name == nil or name == "auto" or M.can(name, "image") end
 
 --- The backend a start with opts means: opts.backend (default "auto"),
---- "remote" when opts.base_url is given, and "auto": "local" without an
+--- "remote" when opts.base_url is given, "fleet" when opts.fleet is, and "auto": "local" without an
 --- image, else the container engine that answers (docker, then podman).
 --- Raises engine_unavailable (auto with an image and no engine) or
 --- invalid_argument (an unknown name).
@@ -178,6 +179,7 @@ function M.resolve(opts, fname)
   fname = fname or "sandbox.start"
   local name = opts.backend or "auto"
   if opts.base_url ~= nil then name = "remote" end
+  if opts.fleet ~= nil then name = "fleet" end
   if name == "auto" then -- an image runs in a container, never on the host
     if opts.image == nil then
       name = "local"

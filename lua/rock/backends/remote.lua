@@ -104,7 +104,8 @@ function M.start(sb, opts, phase)
   local r = M.api(sb, "start_async", {
     image = opts.image, sandbox_id = opts.sandbox_id, memory = opts.memory, cpus = opts.cpus,
     auto_clear_time_minutes = opts.auto_clear_seconds and opts.auto_clear_seconds / 60 or nil,
-    startup_timeout = opts.startup_timeout, pull = opts.pull,
+    startup_timeout = opts.startup_timeout, pull = opts.pull, num_gpus = opts.num_gpus,
+    wait = opts.wait, idempotency_key = opts.idempotency_key, -- rock's (docs/http-api.md)
   }, 60)
   sb.id = r.sandbox_id
   sb.where = M.where(sb.base_url, r)

@@ -19,6 +19,8 @@
 -- Large sets sample `sample` nodes at random (best-of-K, the power of K
 -- choices) and scan all only when no sampled node fits: a fitting node is
 -- never missed, and a decision over 1,000 nodes costs a few samples.
+local errors = require "rock.errors"
+
 local M = {}
 
 local STRATEGIES = { spread = true, pack = true }
@@ -33,12 +35,11 @@ function M.new(opts)
   opts = opts or {}
   local strategy = opts.strategy or "spread"
   if not STRATEGIES[strategy] then
-    error({ code = "invalid_argument", message = "unknown placement strategy: " .. tostring(strategy)
-      .. " (spread or pack)" }, 2)
+    errors.raise("invalid_argument", "unknown placement strategy: " .. tostring(strategy) .. " (spread or pack)")
   end
   local sample = opts.sample or 8
   if math.type(sample) ~= "integer" or sample < 0 then
-    error({ code = "invalid_argument", message = "sample must be a non-negative integer" }, 2)
+    errors.raise("invalid_argument", "placement: sample must be a whole number from 0 up")
   end
   return setmetatable({ strategy = strategy, sample = sample, nodes = {}, by_name = {},
     random = opts.random or math.random }, Set)

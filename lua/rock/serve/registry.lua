@@ -37,7 +37,7 @@ end
 
 --- opts: backend, metrics (serve/metrics.lua), lease (default seconds).
 function M.new(opts)
-  return setmetatable({ entries = {}, order = {}, backend = opts.backend or "auto",
+  return setmetatable({ entries = {}, order = {}, by_key = {}, backend = opts.backend or "auto",
     metrics = opts.metrics, lease = opts.lease or M.DEFAULT_LEASE, host_name = backends.this_host().host_name }, Registry)
 end
 
@@ -77,6 +77,9 @@ end
 --- A start that fails or times out removes what it made (sandbox.start);
 --- one whose /start caller gave up is stopped when it lands (stop()).
 function Registry:start(req, who)
+  local key = req.idempotency_key
+  local again = key and self.by_key[key]
+  if again and again.state ~= "deleted" then return again end -- the same start, sent again
   local id = req.sandbox_id or state.new_id()
   if self.entries[id] and self.entries[id].state ~= "deleted" then
     errors.raise("conflict", "Sandbox " .. id .. " already exists")
@@ -90,6 +93,7 @@ function Registry:start(req, who)
   self:touch(e)
   self.entries[id] = e
   self.order[#self.order + 1] = id
+  if key then self.by_key[key] = e end
   local t0 = uv.hrtime()
   e.start_task = task.spawn(function()
     local adm, ok, sb = self.admission, true, req.startup_timeout
@@ -153,6 +157,8 @@ function Registry:delete(e)
   e.delete_time = os.time()
   transition(e, "deleted", "delete")
   self.entries[e.id] = nil
+  local key = e.request and e.request.idempotency_key
+  if key and self.by_key[key] == e then self.by_key[key] = nil end
   for i, id in ipairs(self.order) do
     if id == e.id then table.remove(self.order, i); break end
   end

@@ -61,6 +61,9 @@ local function start_request(args, headers)
     accelerator_type = field(args, "accelerator_type", "string"),
     startup_timeout = field(args, "startup_timeout", "number"),
     wait = field(args, "wait", "boolean"), -- false: refused at once when it does not fit (admission.lua)
+    -- rock's: a start sent again with the same key is the same start (the
+    -- first one's answer was lost): registry.start answers that sandbox
+    idempotency_key = field(args, "idempotency_key", "string"),
   }
   if req.memory ~= nil and type(req.memory) ~= "string" and type(req.memory) ~= "number" then
     env.invalid("body.memory", "Input should be a valid string")

@@ -1,0 +1,372 @@
+--- rock.fleet: many `rock serve` nodes as one pool of sandboxes.
+--   local pool = rock.fleet.pool{ nodes = { "http://n1:8080", { url = "http://n2:8080", token = T } },
+--                                 strategy = "spread" }
+--   local sb = pool:start{ image = "python:3.11", cpus = 4, memory = "16g" }
+--   -- (or rock.sandbox.start{ fleet = pool, ... }; sb is a remote sandbox)
+--   pool:close()
+-- Each node is a `rock serve` with a budget (docs/http-api.md, "Budget and
+-- admission"); the pool reads each node's own report (GET .../node) on a
+-- health check every `health_every` seconds, and placement.lua picks a
+-- node from those reports plus what the pool has in flight. A node that
+-- refuses (full: insufficient_resources) sends the start to the next; one
+-- that does not answer is drained (its sandboxes' calls fail node_lost, no
+-- start goes there) until a check finds it answering again. When no node
+-- has room, starts wait in the pool's FIFO queue, woken by each refresh and
+-- each stop, up to `wait_timeout` (default: the start's startup_timeout),
+-- cancellable by a rock.timeout around them. A start's sandbox_id is made
+-- here and sent as the node's idempotency key: a start whose answer was
+-- lost is never a second sandbox (the node answers the first one again),
+-- and one left on a node that stopped answering is stopped when it rejoins.
+local uv = require "luv"
+local json = require "rock.json"
+local errors = require "rock.errors"
+local http = require "rock.http"
+local task = require "rock.task"
+local text = require "rock.text"
+local log = require "rock.log"
+local state = require "rock.state"
+local placement = require "rock.fleet.placement"
+local remote = require "rock.backends.remote"
+
+local M = { placement = placement }
+
+M.PREFIX = "/apis/envs/sandbox/v1/"
+M.HEALTH_EVERY = 1   -- seconds between health checks of every node
+M.HEALTH_TIMEOUT = 2 -- seconds a node has to answer one
+M.DEFAULT_CPUS = 2   -- ROCK's SandboxConfig defaults
+M.DEFAULT_MEMORY = "8g"
+M.DEFAULT_WAIT = 180 -- seconds a start waits for room (ROCK's SDK startup timeout)
+
+local GB = 1 << 30
+
+--- Bytes of a memory size as ROCK writes them ("8g", "512m", "16G", a
+--- number of bytes); nil when it is not one.
+function M.bytes(v)
+  if type(v) == "number" then return v >= 0 and v == v and v < math.huge and v or nil end
+  if type(v) ~= "string" then return nil end
+  local n, unit = v:lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
+  n = tonumber(n)
+  if not n then return nil end
+  local scale = ({ [""] = 1, k = 1 << 10, m = 1 << 20, g = 1 << 30, t = 1 << 40 })[unit]
+  return math.floor(n * scale)
+end
+
+--- The node list of `--nodes` / ROCK_NODES: "URL,URL,...", or "@FILE"
+--- (one URL per line, optionally a token after it; # starts a comment).
+--- Returns { {url=, token=}, ... }.
+function M.parse_nodes(spec)
+  if type(spec) ~= "string" or spec == "" then
+    errors.raise("invalid_argument", "nodes: expected URL,URL,... or @FILE")
+  end
+  local out = {}
+  if spec:sub(1, 1) == "@" then
+    local f, err = io.open(spec:sub(2))
+    if not f then errors.raise("invalid_argument", "nodes: cannot read " .. spec:sub(2) .. ": " .. tostring(err)) end
+    for line in f:lines() do
+      line = text.trim((line:gsub("#.*$", "")))
+      if line ~= "" then
+        local url, token = line:match("^(%S+)%s*(%S*)$")
+        if not url then
+          f:close()
+          errors.raise("invalid_argument", "nodes: a line of " .. spec:sub(2) .. " is not 'URL [TOKEN]'")
+        end
+        out[#out + 1] = { url = url, token = token ~= "" and token or nil }
+      end
+    end
+    f:close()
+  else
+    for url in spec:gmatch("[^,]+") do
+      url = text.trim(url)
+      if url ~= "" then out[#out + 1] = { url = url } end
+    end
+  end
+  if #out == 0 then errors.raise("invalid_argument", "nodes: no node given in " .. spec) end
+  return out
+end
+
+local Pool = {}
+Pool.__index = Pool
+
+local function node_of(v, token)
+  if type(v) == "string" then v = { url = v } end
+  if type(v) ~= "table" or type(v.url) ~= "string" or not v.url:match("^https?://[^/]") then
+    errors.raise("invalid_argument", "fleet.pool: a node is a URL (http://host:port) or {url=, token=}, got "
+      .. tostring(type(v) == "table" and v.url or v))
+  end
+  return { url = text.rtrim(v.url, "/"), token = v.token or token, up = false, checked = false,
+    orphans = {}, report = nil, failures = 0 }
+end
+
+--- opts: nodes (list, or a string for parse_nodes), strategy, sample,
+--- token (for nodes without their own; default ROCK_API_TOKEN),
+--- health_every, health_timeout (seconds), wait_timeout (seconds).
+function M.pool(opts)
+  if type(opts) ~= "table" then errors.raise("invalid_argument", "fleet.pool: expects a table of options") end
+  local list = opts.nodes or os.getenv("ROCK_NODES")
+  if type(list) == "string" then list = M.parse_nodes(list) end
+  if type(list) ~= "table" or #list == 0 then
+    errors.raise("invalid_argument", "fleet.pool: nodes is required (a list of URLs, --nodes or ROCK_NODES)")
+  end
+  local self = setmetatable({
+    set = placement.new{ strategy = opts.strategy, sample = opts.sample },
+    nodes = {}, by_url = {}, queue = {},
+    token = opts.token or os.getenv("ROCK_API_TOKEN"),
+    health_every = task.check_seconds(opts.health_every or M.HEALTH_EVERY, "fleet.pool: health_every"),
+    health_timeout = task.check_seconds(opts.health_timeout or M.HEALTH_TIMEOUT, "fleet.pool: health_timeout"),
+    wait_timeout = task.check_seconds(opts.wait_timeout, "fleet.pool: wait_timeout", true),
+    sandboxes = {}, -- sandbox_id -> the Sandbox, while it runs
+    checking = false,
+  }, Pool)
+  for _, v in ipairs(list) do
+    local n = node_of(v, self.token)
+    if self.by_url[n.url] then errors.raise("invalid_argument", "fleet.pool: node " .. n.url .. " is listed twice") end
+    self.by_url[n.url] = n
+    self.nodes[#self.nodes + 1] = n
+    self.set:update(n.url, nil)
+  end
+  -- health checks on an unref'd timer: they never keep a recipe alive
+  self.timer = uv.new_timer()
+  self.timer:start(math.floor(self.health_every * 1000), math.floor(self.health_every * 1000), function()
+    if not self.checking then task.spawn(function() self:refresh() end) end
+  end)
+  self.timer:unref()
+  return self
+end
+
+local function headers(n)
+  local h = { ["Content-Type"] = "application/json" }
+  if n.token then h["Authorization"] = "Bearer " .. n.token end
+  return h
+end
+
+-- One node's report, as placement.lua reads it: the node's budget and
+-- reservations; everything it is starting or holding in its own queue
+-- counts against its start slots.
+local function placement_report(r)
+  local b, res = r.budget or {}, r.reserved or {}
+  return {
+    healthy = r.healthy == true,
+    budget = { cpus = b.cpus or 0, memory = b.memory or 0, gpus = b.gpus or 0 },
+    reserved = { cpus = res.cpus or 0, memory = res.memory or 0, gpus = res.gpus or 0 },
+    starting = (r.starting or 0) + (r.waiting_to_start or 0) + (r.queued or 0),
+    max_starting = r.max_starting,
+  }
+end
+
+-- Check one node: its report, or drained when it does not answer.
+function Pool:check(n)
+  local ok, res = pcall(http.request, { url = n.url .. M.PREFIX .. "node", method = "GET",
+    headers = headers(n), timeout = self.health_timeout })
+  local report
+  if ok and res.status == 200 then
+    local dok, env = pcall(json.decode, res.body)
+    if dok and type(env) == "table" and env.status == "Success" and type(env.result) == "table" then
+      report = env.result
+    end
+  end
+  local was_up = n.up
+  n.checked = true
+  if report then
+    n.report, n.up, n.failures, n.why = report, report.healthy == true, 0, report.health
+    n.name = type(report.node) == "string" and report.node or n.url
+  else
+    n.up, n.failures = false, n.failures + 1
+    n.why = ok and ("HTTP " .. tostring(res.status)) or tostring(errors.is(res) and res.message or res)
+  end
+  self.set:update(n.url, n.up and placement_report(report) or nil)
+  if n.up and not was_up and next(n.orphans) then task.spawn(function() self:stop_orphans(n) end) end
+  if was_up and not n.up then log.warn("fleet", "node %s drained: %s", n.url, tostring(n.why)) end
+end
+
+--- One health round: every node checked at once; then the queue is woken.
+function Pool:refresh()
+  if self.checking then -- a round is under way: wait for it
+    while self.checking do task.sleep(0.01) end
+    return
+  end
+  self.checking = true
+  local ts = {}
+  for i, n in ipairs(self.nodes) do ts[i] = task.spawn(function() self:check(n) end) end
+  task.wait(ts)
+  self.checking = false
+  self.refreshed = uv.now()
+  self:wake()
+end
+
+-- Sandboxes a start left on a node that stopped answering mid-start:
+-- stopped once it answers again, so a retry elsewhere is never a double.
+function Pool:stop_orphans(n)
+  for id in pairs(n.orphans) do
+    local ok = pcall(http.request, { url = n.url .. M.PREFIX .. "stop", method = "POST", headers = headers(n),
+      body = json.encode{ sandbox_id = id }, timeout = 30 })
+    if ok then
+      pcall(http.request, { url = n.url .. M.PREFIX .. "delete", method = "POST", headers = headers(n),
+        body = json.encode{ sandbox_id = id }, timeout = 30 })
+      n.orphans[id] = nil
+    end
+  end
+end
+
+-- Wake the queue's head: it tries again (FIFO: only the head may place).
+function Pool:wake()
+  local w = self.queue[1]
+  if w and w.done then w.done(true) end
+end
+
+local function describe(req)
+  return string.format("%g CPU / %g GB%s", req.cpus, req.memory / GB, req.gpus > 0 and (" / " .. req.gpus .. " GPU") or "")
+end
+
+function Pool:free_text()
+  local parts = {}
+  for _, n in ipairs(self.nodes) do
+    local p = self.set:node(n.url)
+    if n.up then
+      parts[#parts + 1] = string.format("%s %g CPU / %g GB free", n.url, p.cap_cpu - p.rep_cpu - p.fly_cpu,
+        (p.cap_mem - p.rep_mem - p.fly_mem) / GB)
+    else
+      parts[#parts + 1] = n.url .. " down (" .. tostring(n.why or "not checked") .. ")"
+    end
+  end
+  return table.concat(parts, "; ")
+end
+
+-- Wait in the FIFO queue until woken (true) or past deadline (false).
+function Pool:wait_turn(w, deadline)
+  local left = deadline - uv.now()
+  if left <= 0 then return false end
+  return task.await(function(done)
+    local timer = uv.new_timer()
+    w.done = function(v)
+      w.done = nil
+      if not timer:is_closing() then timer:close() end
+      done(v)
+    end
+    timer:start(math.ceil(left), 0, function() if w.done then w.done(false) end end)
+    return function() w.done = nil; if not timer:is_closing() then timer:close() end end
+  end)
+end
+
+-- Place sb on the best node that takes it: each node that fits, best
+-- first, until one starts it (remote.start with the node's URL); nil when
+-- none has room now. A node that refuses (its report was stale) or does
+-- not answer is skipped; other errors (a bad image, a bad argument) are
+-- the caller's. so.sandbox_id is the same on every try: the idempotency key.
+function Pool:try_place(sb, req, so, phase)
+  local exclude
+  while true do
+    local p = self.set:choose(req, exclude)
+    if not p then return nil end
+    local n = self.by_url[p.name]
+    self.set:placed(p, req)
+    so.base_url, so.token = n.url, n.token
+    local ok, err = pcall(remote.start, sb, so, phase)
+    self.set:settled(p, req)
+    if ok then
+      self.set:reserve(p, req)
+      sb.fleet, sb.node_url, sb.fleet_req = self, n.url, req
+      self.sandboxes[sb.id] = sb
+      return true
+    end
+    if errors.is(err, "insufficient_resources") then
+      task.spawn(function() self:check(n) end) -- its report was stale: look again
+    elseif errors.is(err, "node_lost") then
+      n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
+      n.up = false
+      self.set:update(n.url, nil)
+    else
+      error(err, 0)
+    end
+    exclude = exclude or {}
+    exclude[p.name] = true
+  end
+end
+
+--- The backend's start (fleet/backend.lua): wait in the FIFO queue for a
+--- node with room, place there. opts as rock.sandbox.start's, with cpus
+--- and memory as ROCK's (defaults 2 and "8g").
+function Pool:place(sb, opts, phase)
+  if self.closed then errors.raise("invalid_argument", "fleet: this pool is closed") end
+  local mem = M.bytes(opts.memory or M.DEFAULT_MEMORY)
+  if not mem then errors.raise("invalid_argument", "fleet: memory must be like \"8g\", got " .. tostring(opts.memory)) end
+  local cpus = opts.cpus or M.DEFAULT_CPUS
+  if type(cpus) ~= "number" or cpus <= 0 or cpus ~= cpus or cpus == math.huge then
+    errors.raise("invalid_argument", "fleet: cpus must be a number above 0")
+  end
+  local req = { cpus = cpus, memory = mem, gpus = opts.num_gpus or 0 }
+  local so = {}
+  for k, v in pairs(opts) do so[k] = v end
+  so.fleet, so.wait = nil, false -- a node refuses at once when full: the pool queues
+  so.sandbox_id = so.sandbox_id or state.new_id()
+  so.idempotency_key = so.sandbox_id
+  if not self.refreshed then self:refresh() end
+  -- a request no node could ever hold is refused at once
+  local could, up = false, 0
+  for _, n in ipairs(self.nodes) do
+    if n.up then up = up + 1 end
+    if n.report and placement.could_fit(self.set:node(n.url), req) then could = true end
+  end
+  if up > 0 and not could then
+    errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
+  end
+  local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
+  local deadline = uv.now() + wait * 1000
+  local w = {}
+  self.queue[#self.queue + 1] = w
+  local ok, err = pcall(function()
+    while true do
+      if self.queue[1] == w and self:try_place(sb, req, so, phase) then return end
+      if not self:wait_turn(w, deadline) then
+        errors.raise("timeout", string.format("fleet: no node had room for %s within %g s: %s", describe(req),
+          wait, self:free_text()))
+      end
+    end
+  end)
+  for i, x in ipairs(self.queue) do
+    if x == w then table.remove(self.queue, i) break end
+  end
+  self:wake() -- the next in line may fit where this one did not
+  if not ok then error(err, 0) end
+end
+
+--- A pool sandbox stopped: its share is given back at once, not at the
+--- node's next report, and the queue's head looks again.
+function Pool:released(sb)
+  if self.sandboxes[sb.id] ~= sb then return end
+  self.sandboxes[sb.id] = nil
+  local p = self.set:node(sb.node_url)
+  if p then self.set:release(p, sb.fleet_req) end
+  self:wake()
+end
+
+--- Start a sandbox on the pool (rock.sandbox.start{fleet = pool, ...}).
+function Pool:start(opts)
+  local so = {}
+  for k, v in pairs(opts or {}) do so[k] = v end
+  so.fleet = self
+  return require("rock.sandbox").start(so)
+end
+
+--- The pool's view: each node's url, name, up, why, its report, and the
+--- queue length.
+function Pool:report()
+  local nodes = {}
+  for i, n in ipairs(self.nodes) do
+    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report }
+  end
+  return { nodes = nodes, queued = #self.queue, sandboxes = (function()
+    local c = 0
+    for _ in pairs(self.sandboxes) do c = c + 1 end
+    return c
+  end)() }
+end
+
+--- Stop health checks (sandboxes are the caller's to stop).
+function Pool:close()
+  if self.closed then return end
+  self.closed = true
+  if self.timer and not self.timer:is_closing() then self.timer:close() end
+  for _, w in ipairs(self.queue) do if w.done then w.done(false) end end
+end
+
+return M

@@ -1,0 +1,210 @@
+-- test_fleet.lua: rock.fleet over real `rock serve` nodes (local backend,
+-- small real sandboxes; budgets are accounting only). Three nodes on
+-- loopback ports: placement never past a node's budget (read from the
+-- nodes' own reports), spread against pack, more demand than capacity
+-- (FIFO, wait timeouts, nothing started twice), rock.sandbox.start{fleet=},
+-- a node killed with kill -9 mid-run (its sandboxes' calls fail node_lost,
+-- new starts go elsewhere, it rejoins after restart and gc leaves nothing).
+-- The partition cases (a link down and up) are test_fleet_netns.lua.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local S = dofile(here .. "serve_client.lua")
+local fleet = rock.fleet
+local json = rock.json
+
+local GB = 1 << 30
+local IMAGE = "rock-test/debian:12" -- the nodes run the local backend: the image is recorded, not run
+local SB = { image = IMAGE, cpus = 4, memory = "16g" }
+-- each node: 8 CPUs, 32 GB: two sandboxes of 4 / 16
+local BUDGET = { "--budget-cpu", "8", "--budget-memory-gb", "32", "--max-starting", "4" }
+
+local home = T.sh("mktemp -d /tmp/rock-fleet-test.XXXXXX"):gsub("%s+$", "")
+local nodes = {}
+local function start_node(i, port)
+  local args = {}
+  for _, a in ipairs(BUDGET) do args[#args + 1] = a end
+  if port then args[#args + 1] = "--port"; args[#args + 1] = tostring(port) end
+  T.sh("mkdir -p " .. home .. "/n" .. i)
+  nodes[i] = S.start{ backend = "local", args = args, home = home .. "/n" .. i }
+  return nodes[i]
+end
+for i = 1, 3 do start_node(i) end
+
+local function urls() return { nodes[1].url, nodes[2].url, nodes[3].url } end
+
+local function node_report(srv)
+  local env = srv.get("node")
+  assert(env.status == "Success", json.encode(env))
+  return env.result
+end
+
+local function within_budgets()
+  for i, srv in ipairs(nodes) do
+    local r = node_report(srv)
+    T.ok(r.reserved.cpus <= r.budget.cpus and r.reserved.memory <= r.budget.memory,
+      string.format("node %d within its budget (%s)", i, json.encode(r.reserved)))
+  end
+end
+
+local function running_on(srv)
+  return node_report(srv).running
+end
+
+-- what a failed test left on the nodes, stopped, so the next starts afresh
+local function clean_nodes()
+  for _, srv in ipairs(nodes) do
+    if srv.alive ~= false then
+      local env = srv.get("sandboxes", { page_size = 500 })
+      for _, it in ipairs(env.status == "Success" and env.result.items or {}) do
+        srv.post("stop", { sandbox_id = it.sandbox_id })
+        srv.post("delete", { sandbox_id = it.sandbox_id })
+      end
+    end
+  end
+end
+
+local test = T.test
+T.test = function(name, fn) clean_nodes(); return test(name, fn) end
+
+local function stop_all(list)
+  for _, sb in ipairs(list) do pcall(sb.stop, sb) end
+end
+
+T.test("spread puts one per node first, the nodes' budgets hold, the 7th waits for a stop", function()
+  local pool = fleet.pool{ nodes = urls(), strategy = "spread", health_every = 0.2 }
+  local sbs = {}
+  for i = 1, 3 do sbs[i] = pool:start(SB) end
+  local seen = {}
+  for _, sb in ipairs(sbs) do seen[sb.node_url] = true end
+  T.eq((function() local c = 0 for _ in pairs(seen) do c = c + 1 end return c end)(), 3, "one on each node")
+  for i = 4, 6 do sbs[i] = pool:start(SB) end
+  within_budgets()
+  for _, srv in ipairs(nodes) do T.eq(running_on(srv), 2) end
+  -- the 7th: no room anywhere; it waits, and starts when one stops
+  local t = rock.spawn(function() return pool:start(SB) end)
+  rock.sleep(0.5)
+  T.eq(t.done, false, "the 7th waits")
+  local freed = sbs[2].node_url
+  sbs[2]:stop()
+  local s7 = rock.wait(t)
+  T.eq(s7.node_url, freed, "it takes the freed room")
+  sbs[2] = s7
+  within_budgets()
+  -- data plane through the node
+  s7:create_session{}
+  local o = s7:run_in_session{ command = "echo hi from $((40 + 2))" }
+  T.eq(o.output, "hi from 42\n")
+  stop_all(sbs)
+  pool:close()
+end)
+
+T.test("pack fills one node before the next", function()
+  local pool = fleet.pool{ nodes = urls(), strategy = "pack", health_every = 0.2 }
+  local a, b = pool:start(SB), pool:start(SB)
+  T.eq(a.node_url, b.node_url, "both on one node")
+  local c = pool:start(SB)
+  T.ok(c.node_url ~= a.node_url, "the third on another")
+  stop_all{ a, b, c }
+  pool:close()
+end)
+
+T.test("more demand than capacity: FIFO order, wait timeouts, nothing started twice", function()
+  local pool = fleet.pool{ nodes = urls(), health_every = 0.2 }
+  local sbs = {}
+  for i = 1, 6 do sbs[i] = pool:start(SB) end
+  local order = {}
+  local waiters = {}
+  for i = 1, 3 do
+    waiters[i] = rock.spawn(function()
+      local sb = pool:start(SB)
+      order[#order + 1] = i
+      return sb
+    end)
+    rock.sleep(0.05) -- queue in this order
+  end
+  local late = T.raises("timeout", function() return pool:start{ image = IMAGE, cpus = 4, memory = "16g", startup_timeout = 0.3 } end)
+  T.ok(late.message:match("no node had room for 4 CPU / 16 GB"), late.message)
+  for i = 1, 3 do sbs[i]:stop(); rock.sleep(0.3) end
+  local got = {}
+  for i = 1, 3 do got[i] = rock.wait(waiters[i]) end
+  T.eq(table.concat(order, ","), "1,2,3", "FIFO")
+  within_budgets()
+  local total = 0
+  for _, srv in ipairs(nodes) do total = total + running_on(srv) end
+  T.eq(total, 6, "6 running: none started twice, the timed-out one never")
+  stop_all(sbs)
+  stop_all(got)
+  pool:close()
+end)
+
+T.test("a request no node can ever hold is refused at once, naming the shortfall", function()
+  local pool = fleet.pool{ nodes = urls() }
+  local e = T.raises("insufficient_resources", pool.start, pool, { image = IMAGE, cpus = 4, memory = "64g" })
+  T.ok(e.message:match("no node can ever hold 4 CPU / 64 GB"), e.message)
+  pool:close()
+end)
+
+T.test("rock.sandbox.start{fleet=} and get_status name the node", function()
+  local pool = fleet.pool{ nodes = urls() }
+  local sb = rock.sandbox.start{ fleet = pool, image = IMAGE, cpus = 1, memory = "1g" }
+  T.ok(sb.node_url, "placed")
+  local st = sb:get_status()
+  T.ok(st.is_alive, "alive")
+  T.ok(type(st.host_name) == "string" and st.host_name ~= "", "host_name")
+  sb:stop()
+  pool:close()
+end)
+
+T.test("a node killed with kill -9: node_lost there, starts go elsewhere, it rejoins, gc leaves nothing", function()
+  local pool = fleet.pool{ nodes = urls(), strategy = "pack", health_every = 0.2, health_timeout = 0.5 }
+  local a = pool:start(SB)
+  local b = pool:start(SB)
+  T.eq(a.node_url, b.node_url)
+  local victim
+  for i, srv in ipairs(nodes) do if srv.url == a.node_url then victim = i end end
+  local port = nodes[victim].port
+  nodes[victim].kill("KILL")
+  nodes[victim].wait(10)
+  T.raises("node_lost", a.create_session, a, {})
+  rock.sleep(0.6)
+  local c = pool:start(SB)
+  T.ok(c.node_url ~= a.node_url, "placed elsewhere")
+  c:create_session{}
+  T.eq(c:run_in_session{ command = "echo ok" }.output, "ok\n")
+  -- back on its port: gc at its start removes what the dead server left
+  start_node(victim, port)
+  local back = false
+  for _ = 1, 50 do
+    rock.sleep(0.2)
+    for _, n in ipairs(pool:report().nodes) do if n.url == a.node_url and n.up then back = true end end
+    if back then break end
+  end
+  T.ok(back, "rejoined")
+  T.eq(running_on(nodes[victim]), 0, "nothing left running there")
+  T.eq(T.sh("pgrep -f '[r]ocklet.*" .. home .. "/n" .. victim .. "/' | wc -l"):gsub("%s", ""), "0", "no rocklet left")
+  pcall(a.stop, a)
+  pcall(b.stop, b)
+  c:stop()
+  pool:close()
+end)
+
+T.test("bad pool options are clear errors", function()
+  T.raises("invalid_argument", fleet.pool, { nodes = {} })
+  T.raises("invalid_argument", fleet.pool, { nodes = { "not a url" } })
+  T.raises("invalid_argument", fleet.pool, { nodes = { nodes[1].url, nodes[1].url } })
+  T.raises("invalid_argument", fleet.pool, { nodes = urls(), strategy = "random" })
+  T.raises("invalid_argument", fleet.parse_nodes, "@/nonexistent/nodes")
+  local f = home .. "/nodes.txt"
+  local out = io.open(f, "w")
+  out:write("# the fleet\n" .. nodes[1].url .. " tok1\n\n" .. nodes[2].url .. "\n")
+  out:close()
+  local list = fleet.parse_nodes("@" .. f)
+  T.eq(#list, 2)
+  T.eq(list[1].token, "tok1")
+  T.eq(#fleet.parse_nodes(nodes[1].url .. "," .. nodes[2].url), 2)
+end)
+
+for _, srv in ipairs(nodes) do srv.stop() end
+os.execute("rm -rf '" .. home .. "'")
+T.done()

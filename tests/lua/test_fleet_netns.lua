@@ -1,0 +1,99 @@
+-- test_fleet_netns.lua: a fleet node behind a link that goes down and back.
+-- The test makes a network namespace joined to this one by a veth pair
+-- (addresses from 198.18.0.0/15, the benchmarking range: never a private
+-- one), runs a real `rock serve` in it, and removes both at the end. With
+-- the link down the pool drains the node (its sandboxes' calls fail
+-- node_lost, new starts go to the loopback node); with it back up the node
+-- rejoins and its sandbox, still alive there, answers again.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local S = dofile(here .. "serve_client.lua")
+local fleet = rock.fleet
+
+if T.sh("id -u"):gsub("%s", "") ~= "0" or T.sh("command -v ip") == "" then
+  print("SKIP test_fleet_netns: needs root and ip (iproute2)")
+  T.done()
+  return
+end
+
+local pid = rock.core.getpid()
+local ns = "rockfleet" .. pid
+local host_if, ns_if = "rfh" .. (pid % 100000), "rfn" .. (pid % 100000)
+local octet = pid % 250
+local host_ip, ns_ip = "198.18." .. octet .. ".1", "198.18." .. octet .. ".2"
+
+local function must(cmd)
+  local out = T.sh(cmd .. " 2>&1; echo rc=$?")
+  local rc = tonumber(out:match("rc=(%d+)%s*$"))
+  if rc ~= 0 then error(cmd .. " failed: " .. out, 2) end
+end
+
+local TOKEN = "fleet-netns-" .. pid
+local home = T.sh("mktemp -d /tmp/rock-fleet-netns.XXXXXX"):gsub("%s+$", "")
+local inner, outer
+local ok, err = pcall(function()
+  must("ip netns add " .. ns)
+  must("ip link add " .. host_if .. " type veth peer name " .. ns_if)
+  must("ip link set " .. ns_if .. " netns " .. ns)
+  must("ip addr add " .. host_ip .. "/30 dev " .. host_if)
+  must("ip link set " .. host_if .. " up")
+  must("ip netns exec " .. ns .. " ip addr add " .. ns_ip .. "/30 dev " .. ns_if)
+  must("ip netns exec " .. ns .. " ip link set " .. ns_if .. " up")
+  must("ip netns exec " .. ns .. " ip link set lo up")
+  T.sh("mkdir -p " .. home .. "/in " .. home .. "/out")
+  -- a node off loopback needs a token
+  inner = S.start{ backend = "local", host = ns_ip, home = home .. "/in", env = "ROCK_API_TOKEN=" .. TOKEN ..
+    " ip netns exec " .. ns, token = TOKEN, args = { "--budget-cpu", "8", "--budget-memory-gb", "32" } }
+  outer = S.start{ backend = "local", home = home .. "/out", token = TOKEN,
+    env = "ROCK_API_TOKEN=" .. TOKEN, args = { "--budget-cpu", "8", "--budget-memory-gb", "32" } }
+
+  T.test("a link down drains the node, node_lost there; back up it rejoins and its sandbox answers", function()
+    local pool = fleet.pool{ nodes = { inner.url, outer.url }, token = TOKEN, strategy = "pack",
+      health_every = 0.2, health_timeout = 0.5 }
+    -- pack: the first goes to whichever ranks first; put one on the inner node
+    local sb
+    local others = {}
+    for _ = 1, 4 do
+      local s = pool:start{ image = "rock-test/debian:12", cpus = 4, memory = "16g" }
+      if s.node_url == inner.url and not sb then sb = s else others[#others + 1] = s end
+      if sb then break end
+    end
+    T.ok(sb, "a sandbox on the namespaced node")
+    sb:create_session{}
+    T.eq(sb:run_in_session{ command = "echo before" }.output, "before\n")
+    must("ip link set " .. host_if .. " down")
+    T.raises("node_lost", sb.run_in_session, sb, { command = "echo during" })
+    local drained = false
+    for _ = 1, 50 do
+      rock.sleep(0.1)
+      for _, n in ipairs(pool:report().nodes) do if n.url == inner.url and not n.up then drained = true end end
+      if drained then break end
+    end
+    T.ok(drained, "drained")
+    local c = pool:start{ image = "rock-test/debian:12", cpus = 4, memory = "16g" }
+    T.eq(c.node_url, outer.url, "a new start goes to the node that answers")
+    must("ip link set " .. host_if .. " up")
+    local back = false
+    for _ = 1, 100 do
+      rock.sleep(0.1)
+      for _, n in ipairs(pool:report().nodes) do if n.url == inner.url and n.up then back = true end end
+      if back then break end
+    end
+    T.ok(back, "rejoined")
+    T.eq(sb:run_in_session{ command = "echo after" }.output, "after\n")
+    sb:stop()
+    c:stop()
+    for _, s in ipairs(others) do s:stop() end
+    pool:close()
+  end)
+end)
+if inner then inner.stop() end
+if outer then outer.stop() end
+T.sh("ip link del " .. host_if .. " 2>/dev/null; ip netns del " .. ns .. " 2>/dev/null")
+os.execute("rm -rf '" .. home .. "'")
+T.test("set up and cleaned up", function()
+  T.ok(ok, tostring(err))
+  T.ok(not T.sh("ip netns list"):find(ns, 1, true), "namespace removed")
+end)
+T.done()
