@@ -1,7 +1,7 @@
 --- rock: the Lua library of rock (require "rock").
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua), their background jobs
--- rock.job (sb:arun{mode="nohup"}). HTTP: rock.http.
+-- rock.job (sb:arun{mode="nohup"}), many alike at once rock.group (group.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc. Models: rock.llm (chat completions).
 -- SWE agents: rock.agent (the loop, grading), rock.filters.
@@ -28,6 +28,7 @@ local lazy = {
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
   text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",
+  group = "rock.group", -- rock.group.start{size=, ...}: sandboxes started together
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks
