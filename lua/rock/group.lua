@@ -121,6 +121,7 @@ function M.start(opts)
   local g = setmetatable({ size = size, failures = {}, attempts = {} }, Group)
   local started = {}   -- index -> sandbox
   local aborted        -- the error that ends every member's attempts
+  local cause          -- the first member to fail for good (the one require_all names)
   local sem = task.semaphore(conc)
   local t0 = require("luv").hrtime()
   local function clock() return (require("luv").hrtime() - t0) / 1e9 end
@@ -136,7 +137,9 @@ function M.start(opts)
     local errs, tried = {}, 0
     local function fail(err)
       if errs[#errs] ~= err then errs[#errs + 1] = err end
-      g.failures[#g.failures + 1] = { index = i, attempts = tried, error = err, errors = errs }
+      local f = { index = i, attempts = tried, error = err, errors = errs }
+      g.failures[#g.failures + 1] = f
+      cause = cause or f
       if opts.require_all then
         abort(errors.new("cancelled", string.format("group member %d did not start (require_all): %s",
           i, tostring(err))))
@@ -187,7 +190,7 @@ function M.start(opts)
   if not ok or (opts.require_all and #g.failures > 0) or #g == 0 then
     g:stop()
     if ok then
-      local f = g.failures[1]
+      local f = cause
       err = errors.new(errors.is(f.error) and f.error.code or "sandbox_start_failed", string.format(
         "group.start: %d of %d member(s) did not start; member %d after %d attempt(s): %s",
         #g.failures, size, f.index, f.attempts, tostring(f.error)))
