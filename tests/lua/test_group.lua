@@ -18,8 +18,12 @@ local ROCKLET = rock.core.rocklet_path()
 local home = os.getenv("ROCK_HOME")
 local engine = BACKEND ~= "local" and rock.engine.connect(BACKEND) or nil
 
+-- Undo what failing() set: the real rocklet again (for this process and
+-- the ones it starts).
+local function real_rocklet() uv.os_setenv("ROCK_ROCKLET", ROCKLET) end
+
 local function opts(extra)
-  if BACKEND == "local" then uv.os_setenv("ROCK_ROCKLET", ROCKLET) end -- what failing() set
+  real_rocklet()
   local o = T.sandbox_opts(extra)
   o.retry_backoff = o.retry_backoff or 0.05
   return o
@@ -37,15 +41,17 @@ local function failing(fails)
   end
 end
 
--- What this test's sandboxes left: sandbox dirs, and containers whose
--- rock.dir is under this test's ROCK_HOME.
+-- How many sandboxes this test's left: sandbox dirs, and in an engine as
+-- many containers whose rock.dir is under this test's ROCK_HOME (when the
+-- two differ, a string that says so, equal to no count).
 local function left()
-  local n = #T.listdir(state.sandboxes_dir())
-  if engine then
-    for _, c in ipairs(engine:container_list("rock.sandbox")) do
-      if ((c.Labels or {})["rock.dir"] or ""):sub(1, #home + 1) == home .. "/" then n = n + 1 end
-    end
+  local dirs = #T.listdir(state.sandboxes_dir())
+  if not engine then return dirs end
+  local n = 0
+  for _, c in ipairs(engine:container_list("rock.sandbox")) do
+    if ((c.Labels or {})["rock.dir"] or ""):sub(1, #home + 1) == home .. "/" then n = n + 1 end
   end
+  if n ~= dirs then return string.format("%d dirs, %d containers", dirs, n) end
   return n
 end
 
@@ -212,7 +218,7 @@ end)
 
 -- A rock.timeout around start: cut at many points (during starts,
 -- between them, in a backoff), it raises timeout and leaves nothing.
-local cuts = BACKEND == "local" and { 0.001, 0.005, 0.01, 0.02, 0.04, 0.08 } or { 0.1, 0.3, 0.6, 1.0 }
+local cuts = BACKEND == "local" and { 0.001, 0.002, 0.003, 0.004, 0.006, 0.01 } or { 0.1, 0.3, 0.6, 1.0 }
 for _, s in ipairs(cuts) do
   T.test(string.format("rock.timeout(%g) around start: timeout, everything stopped, nothing left", s), function()
     local g
@@ -220,12 +226,14 @@ for _, s in ipairs(cuts) do
       g = rock.group.start(opts{ size = 4, start_concurrency = 2 })
     end)
     if ok then -- it beat the deadline: fine, but then it must stop all
+      print("  (the group started before the deadline)")
       g:stop()
       check_stopped(g)
       return
     end
     T.eq(rock.errors.is(err, "timeout"), true, tostring(err))
     T.ok(err.group, "err.group")
+    print(string.format("  (cut with %d started, %d attempts made)", #err.group, #err.group.attempts))
     for _, sb in ipairs(err.group) do T.eq(sb.state, "stopped") end
     T.eq(left(), 0, "nothing left")
   end)
@@ -250,10 +258,28 @@ T.test("rock.timeout during a backoff: the waiting member ends, the started ones
   T.eq(left(), 0)
 end)
 
+T.test("through `rock serve` (the remote backend): the same group", function()
+  local S = dofile(here .. "serve_client.lua")
+  real_rocklet()
+  local srv = S.start{ backend = BACKEND }
+  local ok, err = pcall(function()
+    local g = rock.group.start{ base_url = srv.url, image = OPTS.image or "local", size = 3, start_concurrency = 2 }
+    T.eq(#g, 3)
+    T.eq(g[3].backend, "remote")
+    T.eq(max_overlap(g.attempts), 2)
+    T.eq(g[3]:execute{ command = { "echo", "three" } }.stdout, "three\n")
+    T.eq(left(), 3, "the server's sandboxes")
+    g:stop()
+    T.eq(left(), 0, "stopped on the server")
+  end)
+  srv.stop()
+  if not ok then error(err, 0) end
+end)
+
 -- A host running a group, killed with -9 in the middle of it: `rock gc`
 -- then removes everything it left (its rocklets died with it on local).
 T.test("kill -9 of the host mid-group, then rock gc: nothing is left", function()
-  uv.os_setenv("ROCK_ROCKLET", ROCKLET)
+  real_rocklet()
   local size = BACKEND == "local" and 40 or 6 -- local starts take ~10 ms: more of them
   local script = string.format([[
     local rock = require "rock"
@@ -281,7 +307,7 @@ T.test("kill -9 of the host mid-group, then rock gc: nothing is left", function(
   out:read_stop()
   out:close()
   proc:close()
-  local n = left()
+  local n = #T.listdir(state.sandboxes_dir()) -- a container may not exist yet
   T.wait_until("rock gc removed them all", function()
     T.sh(T.rock_exe() .. " gc")
     return left() == 0
@@ -291,5 +317,4 @@ T.test("kill -9 of the host mid-group, then rock gc: nothing is left", function(
   T.ok(n > 0, "the kill left sandboxes (else this tests nothing)")
 end)
 
-if BACKEND == "local" then uv.os_unsetenv("ROCK_ROCKLET") end
 T.done()
