@@ -182,7 +182,7 @@ function M.start(opts)
   for i = 1, size do tasks[i] = task.spawn(member, i) end
   local ok, err = pcall(task.wait, tasks)
   if not ok then -- this task was cancelled (a rock.timeout): end the members, then unwind
-    abort(err)
+    abort(errors.new("cancelled", "group.start was cancelled: " .. tostring(err)))
     task.shield(task.wait, tasks)
   end
   for i = 1, size do if started[i] then g[#g + 1] = started[i] end end
