@@ -90,6 +90,19 @@ T.test("defaults (ROCK's: size 2), a list of working members, stop stops all", f
   T.eq(#g:stop(), 0, "a second stop is quiet")
 end)
 
+T.test("stop stops every member, also when one's sandbox died under it", function()
+  local g = rock.group.start(opts{ size = 3, start_concurrency = 3 })
+  local victim = g[2]
+  if engine then
+    engine:container_remove(victim.container, true)
+  else
+    uv.kill(victim.rocklet_pid, "sigkill")
+  end
+  T.wait_until("member 2 is dead", function() return not victim:is_alive() end, 10)
+  T.eq(type(g:stop()), "table")
+  check_stopped(g)
+end)
+
 T.test("sandbox_id names the members <id>-<index>", function()
   local id = "grp" .. rock.core.getpid()
   local g = rock.group.start(opts{ size = 2, sandbox_id = id })
@@ -99,12 +112,31 @@ T.test("sandbox_id names the members <id>-<index>", function()
   check_stopped(g)
 end)
 
+-- Run fn with rock.sandbox.start counting the calls under way (the group
+-- calls it through the module); returns fn's group and the most at once.
+local function counting_starts(fn)
+  local real, now, most = rock.sandbox.start, 0, 0
+  rock.sandbox.start = function(o)
+    now = now + 1
+    most = math.max(most, now)
+    local r = table.pack(pcall(real, o))
+    now = now - 1
+    if not r[1] then error(r[2], 0) end
+    return table.unpack(r, 2, r.n)
+  end
+  local ok, g = pcall(fn)
+  rock.sandbox.start = real
+  if not ok then error(g, 0) end
+  return g, most
+end
+
 for _, conc in ipairs({ 1, 2, 3 }) do
   T.test("start_concurrency " .. conc .. ": never more starts at once, and that many do run", function()
-    local g = rock.group.start(opts{ size = 6, start_concurrency = conc })
+    local g, most = counting_starts(function() return rock.group.start(opts{ size = 6, start_concurrency = conc }) end)
     local ok, err = pcall(function()
       T.eq(#g, 6)
-      T.eq(max_overlap(g.attempts), conc, "most starts at once")
+      T.eq(most, conc, "most rock.sandbox.start calls at once")
+      T.eq(max_overlap(g.attempts), conc, "most starts at once, in the group's log")
       -- permits go in member order (FIFO): the first conc start first
       for i = 1, conc do T.eq(g.attempts[i].index, i, "attempt " .. i) end
     end)
