@@ -1,8 +1,9 @@
 -- test_group.lua: rock.group (issue 17, part 4) on the backend ctest names
 -- (ROCK_TEST_BACKEND: local by default; lua.test_group.docker runs it in
 -- docker). Start failures are real: on local the attempt's rocklet is
--- /bin/false (ROCK_ROCKLET, set by the group's prepare hook right before
--- that attempt's start), in a container the attempt's root file system is
+-- /bin/false (ROCK_ROCKLET, set by the group's prepare hook of every
+-- attempt; the start reads it before it first waits, so each attempt gets
+-- its own, whatever the concurrency), in a container the attempt's root file system is
 -- read-only, so the rocklet cannot listen. Either way the real start path
 -- runs and its real cleanup removes what it made; the tests count what is
 -- left (sandbox dirs, containers, and run.sh's processes).
