@@ -3,11 +3,12 @@
 -- docker). Start failures are real: on local the attempt's rocklet is
 -- /bin/false (ROCK_ROCKLET, set by the group's prepare hook of every
 -- attempt; past the host's first start, whose gc pass waits, a start reads
--- it before it first waits, so each attempt gets its own, whatever the
--- concurrency; the first test starts without failures), in a container the attempt's root file system is
--- read-only, so the rocklet cannot listen. Either way the real start path
--- runs and its real cleanup removes what it made; the tests count what is
--- left (sandbox dirs, containers, and run.sh's processes).
+-- it before it first waits, so each attempt gets its own whatever the
+-- concurrency; the first test starts without failures); in a container the
+-- attempt's root file system is read-only, so the rocklet cannot listen.
+-- Either way the real start path runs and its real cleanup removes what it
+-- made; the tests count what is left (sandbox dirs, containers, and
+-- run.sh's processes).
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
