@@ -25,10 +25,10 @@ local lazy = {
   json = "rock.json", uv = "luv", core = "rock.core", task = "rock.task",
   flags = "rock.flags", llm = "rock.llm", agent = "rock.agent", filters = "rock.filters",
   serve = "rock.serve",
+  group = "rock.group", -- rock.group.start{size=, ...}: sandboxes started together
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
   text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",
-  group = "rock.group", -- rock.group.start{size=, ...}: sandboxes started together
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks
