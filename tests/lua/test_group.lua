@@ -357,6 +357,16 @@ T.test("through `rock serve` (the remote backend): the same group", function()
     T.eq(left(), 3, "the server's sandboxes")
     g:stop()
     T.eq(left(), 0, "stopped on the server")
+    -- cut by deadlines: a start_async cut half-way started a sandbox on
+    -- the server under an id the client never learned (1 cut in 4)
+    for i = 1, 16 do
+      pcall(rock.timeout, (BACKEND == "local" and 0.001 or 0.02) * i, rock.group.start,
+        { base_url = srv.url, image = OPTS.image or "local", size = 2 })
+    end
+    -- the server stops a start stopped while pending when it lands
+    T.wait_until("nothing is left on the server after the cuts", function() return left() == 0 end, 60)
+    rock.sleep(1) -- nor does anything appear later
+    T.eq(left(), 0, "nothing left on the server after the cuts")
   end)
   srv.stop()
   if not ok then error(err, 0) end
