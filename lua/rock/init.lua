@@ -3,7 +3,8 @@
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua), their background jobs
 -- rock.job (sb:arun{mode="nohup"}), many alike at once rock.group (group.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
--- rock.engine (Engine API), rock.gc. Models: rock.llm (chat completions).
+-- rock.engine (Engine API), rock.gc, rock.backends (the backend
+-- contract). Models: rock.llm (chat completions).
 -- SWE agents: rock.agent (the loop, grading), rock.filters.
 -- Also rock.json (lua-cjson, with json.array for lists), rock.uv (luv), rock.errors, rock.log (also
 -- a function: rock.log(level, fmt, ...)), rock.flags (recipes' --flags), rock.text (linear trims).
@@ -29,6 +30,7 @@ local lazy = {
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
   text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",
+  backends = "rock.backends", -- the backend contract and registry (docs/backends.md)
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks

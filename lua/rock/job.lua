@@ -54,7 +54,7 @@ end
 --- rocklet's dir; one given is created with its parents).
 ---@return rock.Job
 function M.start(sb, opts)
-  local r = sb:_call("/jobs/start", {
+  local r = sb:_op("jobs/start", {
     command = opt(opts.command, "string", "arun", "command") or
       errors.raise("invalid_argument", "arun: 'command' must be a string"),
     cwd = opt(opts.cwd, "string", "arun", "cwd"),
@@ -75,7 +75,7 @@ end
 function Job:wait(timeout, max_output)
   task.check_seconds(timeout, "job:wait: 'timeout'", true)
   opt(max_output, "number", "job:wait", "max_output")
-  return result(self._sb:_call("/jobs/wait", {
+  return result(self._sb:_op("jobs/wait", {
     job_id = self.id, timeout = timeout, max_output = max_output,
   }, timeout and timeout + CALL_MARGIN or nil))
 end
@@ -92,7 +92,7 @@ function Job:kill(signal)
   if signal ~= nil and type(signal) ~= "string" and math.type(signal) ~= "integer" then
     errors.raise("invalid_argument", "job:kill: 'signal' must be a name (\"TERM\") or a number")
   end
-  return self._sb:_call("/jobs/kill", { job_id = self.id, signal = signal }, CALL_MARGIN)
+  return self._sb:_op("jobs/kill", { job_id = self.id, signal = signal }, CALL_MARGIN)
 end
 
 --- sb:arun{mode="nohup"}: start, then wait (wait ~= false) up to
@@ -111,7 +111,7 @@ end
 function M.list(sb, opts)
   local running = opt(opts.running, "boolean", "jobs", "running")
   local out = {}
-  for _, r in ipairs(sb:_call("/jobs", {}, CALL_MARGIN).jobs or {}) do
+  for _, r in ipairs(sb:_op("jobs", {}, CALL_MARGIN).jobs or {}) do
     r = record(r)
     if not running or r.running then out[#out + 1] = r end
   end

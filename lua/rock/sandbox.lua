@@ -5,14 +5,16 @@
 --   sb:stop()
 -- A non-zero exit status is data (obs.exit_code), not an error. Failures of
 -- the machinery (unknown session, dead sandbox, bad arguments) raise
--- {code=, message=}. Backends live in backends/*.lua; the wire protocol in
--- rocklet.lua. Every call here waits: run it inside a task.
+-- {code=, message=}. A Sandbox speaks to its backend through the contract
+-- of backends/init.lua (operations by name, never a backend's name or
+-- URLs); a sandbox's state is one model (the fields below: M.transition,
+-- M.status), also the one `rock serve`'s registry keeps. Every call here
+-- waits: run it inside a task.
 local errors = require "rock.errors"
 local log = require "rock.log"
-local rocklet = require "rock.rocklet"
 local task = require "rock.task"
 local state = require "rock.state"
-local core = require "rock.core"
+local backends = require "rock.backends"
 
 local M = {}
 
@@ -27,24 +29,27 @@ M.MAX_OUTPUT_LIMIT = 1 << 28
 --- The most retries start_retry_times may ask for.
 M.MAX_START_RETRIES = 100
 
-local backends = {
-  ["local"] = "rock.backends.local",
-  docker = "rock.backends.container",
-  podman = "rock.backends.container",
-  remote = "rock.backends.remote", -- base_url=: another host's `rock serve`
-}
 local live = {} -- sandboxes started and not stopped, for the exit sweep
 local PHASES = { "image_pull", "container_create", "container_start", "rocklet_ready" }
 
+--- A sandbox's state (a Sandbox, and `rock serve`'s entry for one): id,
+--- backend, image, cpus, memory, limits, state ("pending" | "running" |
+--- "stopped", and "deleted" for an entry), state_history (list of
+--- {from_state, to_state, event, timestamp}), phases ({name = {status,
+--- message, started_at, completed_at}}), stop_reason, create_time,
+--- start_time, stop_time (os.time() seconds).
 ---@class rock.Sandbox
 ---@field id string
 ---@field backend string
+---@field host_name string the node it runs on
+---@field host_ip string the address its clients reach it by
 ---@field state string  "pending" | "running" | "stopped"
 local Sandbox = {}
 Sandbox.__index = Sandbox
 M.Sandbox = Sandbox
 
 local function now() return os.time() end
+local function json_null() return require("rock.json").null end
 
 local function check_table(t, fname)
   if t ~= nil and type(t) ~= "table" then
@@ -84,23 +89,22 @@ local function max_output(v, fname)
   return v
 end
 
--- does s need base64 on the wire (JSON strings carry UTF-8 without NUL)?
 -- An empty list is sent as no list: JSON has no way to tell {} from [].
 local function list_or_nil(t)
   if t and next(t) == nil then return nil end
   return t
 end
 
-local function binary(s)
-  return utf8.len(s) == nil or s:find("\0", 1, true) ~= nil
+--- Move the state model m to state to, on event: its history says so.
+function M.transition(m, to, event)
+  if m.state == to then return end
+  m.state_history[#m.state_history + 1] = {
+    from_state = m.state, to_state = to, event = event, timestamp = now(),
+  }
+  m.state = to
 end
 
-function Sandbox:_transition(to, event)
-  self.state_history[#self.state_history + 1] = {
-    from_state = self.state, to_state = to, event = event, timestamp = now(),
-  }
-  self.state = to
-end
+function Sandbox:_transition(to, event) M.transition(self, to, event) end
 
 function Sandbox:_phase(name, status, message)
   local p = self.phases[name]
@@ -119,16 +123,14 @@ end
 
 local function start_once(backend, opts)
   local sb = setmetatable({
-    backend = backend, image = opts.image, memory = opts.memory, cpus = opts.cpus,
+    backend = backend, _impl = backends.get(backend), image = opts.image, memory = opts.memory, cpus = opts.cpus,
     limits = opts.limits, auto_clear_seconds = opts.auto_clear_seconds,
     state = "pending", phases = {}, state_history = {},
     create_time = now(), start_time = now(),
   }, Sandbox)
-  sb._impl = require(backends[backend])
   for _, name in ipairs(PHASES) do
     sb:_phase(name, "waiting")
   end
-  if backend == "local" then sb:_phase("image_pull", "success", "no image for the local backend") end
   if opts.on_create then opts.on_create(sb) end -- lets a caller watch the phases (rock serve)
   live[sb] = true -- from now on, the exit sweep (a signal, the end) stops it too
   local ok, err = pcall(sb._impl.start, sb, opts, function(...) sb:_phase(...) end)
@@ -152,28 +154,36 @@ local function start_once(backend, opts)
   if sb._released then -- stopped by the exit sweep while it started
     return nil, errors.new("sandbox_start_failed", "stopped while it started")
   end
+  local where = sb:_where() -- the address its clients reach it by, its backend says
+  sb.host_name, sb.host_ip = where.host_name, where.host_ip
   sb:_transition("running", "started")
   return sb
 end
 
---- A Sandbox for a container sandbox another process started and left
---- running (its record rec, in dir): `rock serve` restarted on the same
+-- "a docker or podman sandbox": the backends that declare cap
+local function which(cap)
+  return "a " .. table.concat(backends.having(cap), " or ") .. " sandbox"
+end
+
+--- A Sandbox for a sandbox another process started and left running
+--- (its record rec, in dir): `rock serve` restarted on the same
 --- ROCK_HOME serves its sandboxes again. Raises sandbox_not_alive when
---- its rocklet does not answer (or it is a local one: those die with
---- their owner).
+--- it does not answer, or its backend cannot attach (a local one dies
+--- with its owner).
 function M.attach(rec, dir)
-  if type(rec) ~= "table" or (rec.backend ~= "docker" and rec.backend ~= "podman") then
-    errors.raise("sandbox_not_alive", "only a docker or podman sandbox outlives its host")
+  if type(rec) ~= "table" or type(rec.backend) ~= "string" or not backends.can(rec.backend, "attach") then
+    errors.raise("sandbox_not_alive", "only " .. which("attach") .. " outlives its host")
   end
   local sb = setmetatable({
-    backend = rec.backend, image = rec.image, id = rec.id, dir = dir,
+    backend = rec.backend, _impl = backends.get(rec.backend), image = rec.image, id = rec.id, dir = dir,
     auto_clear_seconds = rec.auto_clear_seconds, state = "pending", phases = {}, state_history = {},
     create_time = rec.created, start_time = rec.created,
   }, Sandbox)
-  sb._impl = require(backends[rec.backend])
   sb._impl.attach(sb, rec)
   for _, name in ipairs(PHASES) do sb:_phase(name, "success", "adopted") end
   live[sb] = true
+  local where = sb:_where() -- the address its clients reach it by, its backend says
+  sb.host_name, sb.host_ip = where.host_name, where.host_ip
   sb:_transition("running", "adopted")
   return sb
 end
@@ -186,9 +196,9 @@ end
 --- host died) and final is not set. Raises, keeping the dir, when that
 --- part cannot be removed now (its engine does not answer).
 function M.release(rec, dir, final)
-  local impl = type(rec) == "table" and backends[rec.backend] and require(backends[rec.backend])
+  local impl = type(rec) == "table" and type(rec.backend) == "string" and backends.get(rec.backend)
   if impl and impl.release then
-    local done, wait = impl.release(rec, final)
+    local done, wait = impl.release(rec, dir, final)
     if done == false then return false, wait end
   end
   state.remove_dir(dir)
@@ -231,22 +241,10 @@ end
 ---@return rock.Sandbox
 function M.start(opts)
   opts = check_table(opts, "sandbox.start")
-  local backend = opt(opts.backend, "string", "sandbox.start", "backend") or "auto"
-  if opt(opts.base_url, "string", "sandbox.start", "base_url") then backend = "remote" end
+  opt(opts.backend, "string", "sandbox.start", "backend")
+  opt(opts.base_url, "string", "sandbox.start", "base_url")
   opt(opts.image, "string", "sandbox.start", "image")
-  if backend == "auto" then -- an image runs in a container, never on the host
-    if opts.image == nil then
-      backend = "local"
-    else
-      backend = require("rock.engine").detect() or errors.raise("engine_unavailable",
-        "sandbox.start: image " .. tostring(opts.image) .. " needs a container engine and none answers " ..
-        "(docker, podman); backend = \"local\" runs on this host without an image")
-    end
-  end
-  if not backends[backend] then
-    errors.raise("invalid_argument", "sandbox.start: unknown backend '" .. backend ..
-      "' (auto, docker, podman or local)")
-  end
+  local backend = backends.resolve(opts)
   seconds(opts.auto_clear_seconds, "sandbox.start", "auto_clear_seconds")
   seconds(opts.startup_timeout, "sandbox.start", "startup_timeout")
   if opts.sandbox_id ~= nil and not state.valid_id(opts.sandbox_id) then
@@ -301,16 +299,14 @@ function Sandbox:_check_gone()
   return why
 end
 
---- POST to this sandbox's rocklet (whose pid the host checks: peer).
-function Sandbox:_call(path, body, timeout, body_file)
+--- One data-plane operation of the contract (backends/init.lua: name,
+--- its arguments, the seconds it may take, a host file to stream).
+function Sandbox:_op(name, args, timeout, file)
   if self.state ~= "running" then
     errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state ..
-      (self.stop_reason and (": " .. self.stop_reason) or ""), { op = path:sub(2) })
+      (self.stop_reason and (": " .. self.stop_reason) or ""), { op = name })
   end
-  local call = self._impl.call -- a remote sandbox: over rock serve's API
-  local ok, res
-  if call then ok, res = pcall(call, self, path, body, timeout, body_file)
-  else ok, res = pcall(rocklet.call, self.socket, path, body, timeout, self.rocklet_pid, body_file) end
+  local ok, res = pcall(self._impl.op, self, name, args or {}, timeout, file)
   if ok then return res end
   if errors.is(res, "sandbox_not_alive") then
     local why = self:_check_gone()
@@ -331,7 +327,7 @@ function Sandbox:create_session(opts)
   opts = check_table(opts, "create_session")
   local st = seconds(opts.startup_timeout, "create_session", "startup_timeout")
     or M.DEFAULT_SESSION_STARTUP_TIMEOUT
-  local r = self:_call("/create_session", {
+  local r = self:_op("create_session", {
     session = opt(opts.session, "string", "create_session", "session") or "default",
     startup_source = list_or_nil(opt(opts.startup_source, "table", "create_session", "startup_source")),
     env = opt(opts.env, "table", "create_session", "env"),
@@ -350,11 +346,9 @@ function Sandbox:run_in_session(opts)
   opts = check_table(opts, "run_in_session")
   local timeout = seconds(opts.timeout, "run_in_session", "timeout")
   local command = need(opts.command, "string", "run_in_session", "command")
-  local encoding
-  if binary(command) then command, encoding = core.base64_encode(command), "base64" end
-  return self:_call("/run_in_session", {
+  return self:_op("run_in_session", {
     session = opt(opts.session, "string", "run_in_session", "session") or "default",
-    command = command, encoding = encoding,
+    command = command,
     timeout = timeout,
     max_output = max_output(opts.max_output, "run_in_session"),
   }, timeout and timeout + CALL_MARGIN or nil)
@@ -391,13 +385,13 @@ end
 --- back to run_in_session with failure_reason "interrupted").
 function Sandbox:interrupt(opts)
   opts = check_table(opts, "interrupt")
-  return self:_call("/interrupt", { session = opts.session or "default" }, CALL_MARGIN)
+  return self:_op("interrupt", { session = opts.session or "default" }, CALL_MARGIN)
 end
 
 --- Close a session and everything it started.
 function Sandbox:close_session(opts)
   opts = check_table(opts, "close_session")
-  return self:_call("/close_session", { session = opts.session or "default" }, CALL_MARGIN)
+  return self:_op("close_session", { session = opts.session or "default" }, CALL_MARGIN)
 end
 
 --- Run one process outside any session. command: a list (run as is) or a
@@ -409,7 +403,7 @@ function Sandbox:execute(opts)
     errors.raise("invalid_argument", "execute: 'command' must be a string or a list")
   end
   local timeout = seconds(opts.timeout, "execute", "timeout")
-  return self:_call("/execute", {
+  return self:_op("execute", {
     command = cmd, timeout = timeout,
     cwd = opt(opts.cwd, "string", "execute", "cwd"),
     env = opt(opts.env, "table", "execute", "env"),
@@ -422,12 +416,9 @@ end
 --- Returns {success=true, message=}.
 function Sandbox:write_file(opts)
   opts = check_table(opts, "write_file")
-  local content = need(opts.content, "string", "write_file", "content")
-  local encoding
-  if binary(content) then content, encoding = core.base64_encode(content), "base64" end
-  return self:_call("/write_file", {
+  return self:_op("write_file", {
     path = need(opts.path, "string", "write_file", "path"),
-    content = content, encoding = encoding,
+    content = need(opts.content, "string", "write_file", "content"),
   }, CALL_MARGIN)
 end
 
@@ -435,26 +426,15 @@ end
 --- with binary=true the exact bytes (sent base64-encoded).
 function Sandbox:read_file(opts)
   opts = check_table(opts, "read_file")
-  local bin = opt(opts.binary, "boolean", "read_file", "binary")
-  local r = self:_call("/read_file", {
+  return self:_op("read_file", {
     path = need(opts.path, "string", "read_file", "path"),
-    encoding = bin and "base64" or nil,
+    binary = opt(opts.binary, "boolean", "read_file", "binary"),
   }, CALL_MARGIN)
-  if bin then
-    if r.encoding ~= "base64" then
-      errors.raise("internal", "read_file: the rocklet did not answer in base64", { op = "read_file" })
-    end
-    local bytes = core.base64_decode(r.content or "")
-    if not bytes then
-      errors.raise("internal", "read_file: the rocklet's base64 does not decode", { op = "read_file" })
-    end
-    r.content, r.encoding = bytes, nil
-  end
-  return r
 end
 
 --- Upload a host file into the sandbox at path (parents made), streamed
---- (never held in memory). opts: path, file (the host file).
+--- (never held in memory) when the backend can (upload_stream), else as
+--- one write_file. opts: path, file (the host file).
 function Sandbox:upload(opts)
   opts = check_table(opts, "upload")
   local path = need(opts.path, "string", "upload", "path")
@@ -463,8 +443,14 @@ function Sandbox:upload(opts)
   if not st or st.type ~= "file" then
     errors.raise("invalid_argument", "upload: " .. file .. " is not a readable regular file")
   end
-  local q = path:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end)
-  return self:_call("/upload?path=" .. q, nil, CALL_MARGIN + st.size / (1 << 20), file)
+  if not self._impl.caps.upload_stream then -- the backend takes it whole (backends/init.lua)
+    local f = io.open(file, "rb")
+    local content = f and f:read("a")
+    if f then f:close() end
+    if not content then errors.raise("io_error", "upload: cannot read " .. file) end
+    return self:_op("write_file", { path = path, content = content }, CALL_MARGIN + st.size / (1 << 20))
+  end
+  return self:_op("upload", { path = path }, CALL_MARGIN + st.size / (1 << 20), file)
 end
 
 --- Python's str() of a float that is not an integer: the shortest digits
@@ -505,7 +491,7 @@ function Sandbox:editor(opts)
   elseif line ~= nil and not ({ number = true, string = true, boolean = true })[type(line)] then
     errors.raise("invalid_argument", "editor: 'insert_line' must be an integer or a string")
   end
-  return self:_call("/editor", {
+  return self:_op("editor", {
     command = need(opts.command, "string", "editor", "command"),
     path = need(opts.path, "string", "editor", "path"),
     file_text = opt(opts.file_text, "string", "editor", "file_text"),
@@ -520,12 +506,8 @@ end
 --- sandbox's state becomes "stopped" (get_status says why).
 function Sandbox:is_alive()
   if self.state ~= "running" then return false end
-  if self._impl.is_alive then
-    local ok, alive = pcall(self._impl.is_alive, self)
-    if ok and alive then return true end
-  elseif pcall(rocklet.call, self.socket, "/is_alive", {}, 5, self.rocklet_pid) then
-    return true
-  end
+  local ok, alive = pcall(self._impl.is_alive, self)
+  if ok and alive then return true end
   self:_check_gone()
   return false
 end
@@ -535,15 +517,55 @@ end
 --- sandbox whose rocklet died reads state "stopped", is_alive false, and
 --- stop_reason says why.
 function Sandbox:get_status()
-  local alive = self:is_alive()
-  return {
-    sandbox_id = self.id, state = self.state, is_alive = alive, stop_reason = self.stop_reason,
-    status = self.phases, phases = self.phases, backend = self.backend,
-    image = self.image, cpus = self.cpus, memory = self.memory, limits = self.limits,
-    host_name = "localhost", host_ip = "127.0.0.1", port_mapping = {},
-    create_time = self.create_time, start_time = self.start_time,
-    stop_time = self.stop_time, state_history = self.state_history,
+  return M.status(self, self:is_alive())
+end
+
+--- The address a sandbox's clients reach it by and its backend's own
+--- status fields (the contract's status(sb)); this node's before a
+--- backend knows (a start in flight).
+function Sandbox:_where()
+  local ok, w = pcall(self._impl.status, self)
+  return ok and w or backends.this_host()
+end
+
+local function iso(t)
+  if not t then return json_null() end
+  return os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(t))
+end
+
+--- The one status builder: ROCK's SandboxStatus of the state model m (a
+--- Sandbox, or `rock serve`'s entry), alive whether it answers. With
+--- wire (`rock serve`'s answer), times are ISO 8601 strings, what is
+--- unknown JSON null, and wire.extra's fields are added (ROCK's fields
+--- of the request: user_id, ...); else times are os.time() seconds.
+--- sb is the Sandbox (nil before it exists): its backend says where.
+function M.status(m, alive, wire, sb)
+  sb = sb or (getmetatable(m) == Sandbox and m or nil)
+  local where = sb and sb:_where() or backends.this_host()
+  local st = {
+    sandbox_id = m.id, state = m.state, is_alive = alive == true, stop_reason = m.stop_reason,
+    status = m.phases, phases = m.phases, backend = m.backend,
+    image = m.image, cpus = m.cpus, memory = m.memory, limits = m.limits,
+    host_name = where.host_name, host_ip = where.host_ip, port_mapping = where.port_mapping or {},
+    create_time = m.create_time, start_time = m.start_time,
+    stop_time = m.stop_time, state_history = m.state_history,
   }
+  if not wire then return st end
+  local null = json_null()
+  local phases = {}
+  for name, p in pairs(m.phases or {}) do
+    phases[name] = { status = p.status, message = p.message or null,
+      started_at = iso(p.started_at), completed_at = iso(p.completed_at) }
+  end
+  local history = require("rock.json").array()
+  for i, h in ipairs(m.state_history or {}) do
+    history[i] = { from_state = h.from_state, to_state = h.to_state, event = h.event, timestamp = iso(h.timestamp) }
+  end
+  st.status, st.phases, st.state_history, st.stop_reason, st.limits = phases, nil, history, nil, nil
+  st.cpus, st.memory, st.disk = m.cpus or null, m.memory or null, m.disk or null
+  st.create_time, st.start_time, st.stop_time = iso(m.create_time), iso(m.start_time), iso(m.stop_time)
+  for k, v in pairs(wire.extra or {}) do st[k] = v end
+  return st
 end
 
 --- Stop the sandbox: every process in it ends, then its files go. Safe
@@ -567,12 +589,25 @@ end
 --- (auto_clear_seconds) still ends it, and sb:stop() or `rock gc` after
 --- the lease removes it. Local sandboxes die with their host regardless.
 function Sandbox:keep()
+  if not self._impl.caps.keep then
+    errors.raise("invalid_argument", "keep is not supported for a " .. self.backend .. " sandbox")
+  end
   if self.state ~= "running" then
     errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state)
   end
   live[self] = nil
   self.kept = true
-  if self._impl.keep then self._impl.keep(self) end
+  self._impl.keep(self)
+end
+
+--- The backend's function for capability cap (backends/init.lua) for
+--- what (a phrase: "commit"), or raises invalid_argument naming the
+--- backends that have it.
+function Sandbox:_capable(cap, what)
+  if not self._impl.caps[cap] then
+    errors.raise("invalid_argument", string.format("%s needs %s (this one is %s)", what, which(cap), self.backend))
+  end
+  return self._impl[backends.CAPS[cap]]
 end
 
 --- Stop every sandbox this host started and did not stop (the exit sweep

@@ -10,7 +10,9 @@
 --                    while the lease runs). Default false.
 --   remove_image     remove the sandbox's image once the task is done (a
 --                    per-task image), unless ROCK_KEEP_IMAGES=1 or the
---                    sandbox was kept. Default false.
+--                    sandbox was kept, or its backend cannot (the
+--                    remove_image capability: backends/init.lua).
+--                    Default false.
 -- Default: stop and delete.
 local errors = require "rock.errors"
 local log = require "rock.log"
@@ -36,9 +38,9 @@ function M.apply(sb, policy, failed)
     end
   end
   done.stopped = step(sb.stop, sb)
-  if policy.remove_image and sb.image and sb.backend ~= "local"
+  if policy.remove_image and sb.image and sb._impl.caps.remove_image
       and os.getenv("ROCK_KEEP_IMAGES") ~= "1" then
-    done.image_removed = step(require("rock.images").remove, sb.image, { engine = sb.engine })
+    done.image_removed = step(sb._impl.remove_image, sb)
   end
   return done
 end

@@ -24,7 +24,7 @@ end)
 
 T.test("issue7-18: text that is not strict base64 is refused, nothing written", function()
   for _, bad in ipairs({ "Y", "a===", "====", "Zh==", "Zm9vY", "!!!!" }) do
-    local e = T.raises("invalid_argument", sb._call, sb, "/write_file",
+    local e = T.raises("invalid_argument", sb._op, sb, "write_file",
       { path = dir .. "/b64", content = bad, encoding = "base64" })
     T.match(e.message, "not base64")
   end

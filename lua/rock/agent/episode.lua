@@ -71,7 +71,7 @@ end
 --- extensions, kept), the agent's session open in repo_dir.
 local function setup(t, opts, traj)
   local start = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
-  if opts.backend ~= "local" then start.image = t.image end
+  if require("rock.backends").takes_image(opts.backend) then start.image = t.image end
   for k, v in pairs(opts.sandbox or {}) do start[k] = v end
   local limits = M.sandbox_limits(t, opts)
   for k, v in pairs(limits) do start[k] = v end

@@ -397,7 +397,7 @@ local function evaluate_in(sb, t, patch, timeout, res, logs)
   res.eval_script = script
   local logf = work .. "/eval.log"
   local gitcfg = ""
-  if sb.backend ~= "docker" and sb.backend ~= "podman" then
+  if not require("rock.backends").can(sb.backend, "own_files") then
     -- the script's `git config --global` must not reach this host's user
     gitcfg = work .. "/gitconfig"
     sb:write_file{ path = gitcfg, content = "[include]\n\tpath = ~/.gitconfig\n" }

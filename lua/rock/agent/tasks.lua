@@ -31,7 +31,7 @@ M.DEFAULT_EVAL_TIMEOUT = 1800
 ---@field image string          default rock.images.swebench_name(instance_id)
 ---@field repo_dir string       default "/testbed"
 ---@field version string|nil    SWE-bench's version of repo (picks the spec)
----@field test_cmd string|nil   default: the spec's, else (a repo SWE-bench does not
+---@field test_cmd string|nil   default: the spec's (a list of lines joined with "\n"), else (a repo SWE-bench does not
 ---                             have) "pytest -rA --tb=no -p no:cacheprovider"; nil
 ---                             when the task has its own eval_script
 ---@field eval_script string|nil a 5.x row's script, run as given
@@ -127,7 +127,7 @@ function M.normalize(t)
   if not out.eval_script and not out.test_cmd then
     local spec = swe.spec(out.repo, out.version)
     if spec then
-      out.test_cmd = spec.test_cmd
+      out.test_cmd = swe.test_cmd_of(spec)
       if not out.test_cmd then
         return nil, string.format("SWE-bench's spec for %s %s has no test command: give the task " ..
           "'test_cmd' or 'eval_script'", out.repo, out.version)

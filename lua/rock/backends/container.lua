@@ -16,7 +16,11 @@
 -- name (rock-<id>) and the record prove it rock's (images committed from
 -- it carry the labels, never the name). Limits (memory, pids, disk) are
 -- config() and watch_disk; commit() makes an image with the config of
--- the one the sandbox started from. Read next: sandbox.lua, gc.lua.
+-- the one the sandbox started from. It is registered twice, as "docker"
+-- and "podman" (M.backend(kind): the contract of backends/init.lua with
+-- every capability); its data plane is rocklet_transport; reap() and
+-- list() are gc's and ps's sweep of the engine's containers. Read next:
+-- sandbox.lua, gc.lua.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
@@ -26,6 +30,7 @@ local state = require "rock.state"
 local engine = require "rock.engine"
 local images = require "rock.images"
 local json = require "rock.json"
+local transport = require "rock.backends.rocklet_transport"
 
 local M = {}
 
@@ -162,7 +167,7 @@ end
 --- less than CREATE_WAIT ago (unless final): the engine finishes a create
 --- whose client died, so the container may still land. An engine that
 --- does not answer raises (the record must then stay: it is the proof).
-function M.release(rec, final)
+function M.release(rec, _, final)
   local e = engine.connect(rec.engine_socket or rec.backend)
   local ok, info = pcall(e.container_inspect, e, rec.container or M.container_name(rec.id))
   if ok then
@@ -171,7 +176,9 @@ function M.release(rec, final)
   end
   if not errors.is(info, "not_found") then error(info, 0) end
   local left = (tonumber(rec.created) or 0) + M.CREATE_WAIT - os.time()
-  if not final and not rec.container and rec.nonce and left > 0 then return false, left end
+  if not final and not rec.container and rec.nonce and left > 0 then
+    return false, left, "its container create may still land"
+  end
   return true
 end
 
@@ -482,6 +489,153 @@ function M.stop(sb)
     sb.container, sb.container_name = nil, nil
   end
   if sb.dir then state.remove_dir(sb.dir) end
+end
+
+M.op = transport.op
+M.is_alive = transport.is_alive
+M.lease = transport.lease
+
+--- Its part of the status: this node's address.
+function M.status() return require("rock.backends").this_host() end
+
+--- Remove the image sb started from (teardown's remove_image).
+function M.remove_image(sb) return images.remove(sb.image, { engine = sb.engine }) end
+
+local function cpu_percent(st)
+  local cs, ps = st.cpu_stats or {}, st.precpu_stats or {}
+  local cpu = ((cs.cpu_usage or {}).total_usage or 0) - ((ps.cpu_usage or {}).total_usage or 0)
+  local sys = (cs.system_cpu_usage or 0) - (ps.system_cpu_usage or 0)
+  local n = cs.online_cpus or 1
+  if sys <= 0 or cpu < 0 then return 0 end
+  return cpu / sys * n * 100
+end
+
+--- ROCK's statistics of sb: cpu and mem in percent (of its limit),
+--- mem_bytes, disk (its writable layer, bytes), net (bytes both ways).
+function M.stats(sb)
+  local st = sb.engine:container_stats(sb.container) or {}
+  local mem = st.memory_stats or {}
+  local size = sb.engine:container_inspect_size(sb.container) or {}
+  local limit = mem.limit or 0
+  local net = 0
+  for _, n in pairs(st.networks or {}) do net = net + (n.rx_bytes or 0) + (n.tx_bytes or 0) end
+  return { cpu = cpu_percent(st), mem = limit > 0 and (mem.usage or 0) / limit * 100 or 0,
+    mem_bytes = mem.usage or 0, disk = size.SizeRw or 0, disk_log_percent = 0, disk_dind_percent = 0, net = net }
+end
+
+--- The sandbox a container labelled rock.sandbox is, as {id=, dir=,
+--- record=}, or nil and why not. Its labels prove nothing: an image
+--- committed from a sandbox passes them to every container started from
+--- it (and a user's `docker run` of it is no sandbox). What proves it is
+--- a record, in the sandbox dir its rock.dir label names, that names the
+--- container (is_recorded: rock's name for the sandbox, and the
+--- container's id or its create's nonce); in a dir with no readable
+--- record (a start of an older rock cut before its record), the name and
+--- the owner mark, the same owner as the label.
+local function claim(c)
+  local labels = c.Labels or {}
+  local id, dir = labels["rock.sandbox"], labels["rock.dir"]
+  if not state.valid_id(id) then return nil, "its rock.sandbox label is no sandbox id" end
+  if type(dir) ~= "string" or not dir:match("/sandboxes/" .. id:gsub("%p", "%%%0") .. "$") then
+    return nil, "its rock.dir label is no sandbox dir of " .. id
+  end
+  local rec = state.read_record(dir)
+  if rec then
+    if rec.id == id and M.is_recorded(c, rec) then return { id = id, dir = dir, record = rec } end
+    return nil, "its sandbox's record names another container"
+  end
+  local mark = uv.fs_stat(dir) and state.marked_owner(dir)
+  if mark and state.owner_label(mark) == labels["rock.owner"]
+      and M.is_recorded(c, { id = id, nonce = labels["rock.nonce"] }) then
+    return { id = id, dir = dir }
+  end
+  return nil, "no record of its sandbox names it"
+end
+
+-- The engine of kind when it answers now, else nil.
+local function answering(kind)
+  local e = engine.connect(kind)
+  if uv.fs_stat(e.socket) and e:ping(2) then return e end
+  return nil
+end
+
+--- gc's sweep of the engine's containers labelled rock.sandbox (ctx:
+--- gc.lua): one whose owner is dead and that a record proves a sandbox's
+--- (claim) is removed, with its dir, unless kept and running; one named
+--- as rock names its own whose proof is gone is reported left.
+function M.sweep(e, ctx)
+  local ok, list = pcall(e.container_list, e, "rock.sandbox")
+  if not ok then ctx.error(tostring(list)); list = {} end
+  for _, c in ipairs(list) do
+    local labels = c.Labels or {}
+    local id = labels["rock.sandbox"] or "?"
+    local owner = state.parse_owner(labels["rock.owner"])
+    local why, sb, not_ours
+    if not state.owner_alive(owner) then -- the owner first: never a live one's
+      sb, not_ours = claim(c)
+      local rec = sb and sb.record or {}
+      if sb and (not rec.kept or c.State ~= "running") then
+        why = rec.kept and ("kept, container " .. tostring(c.State)) or "owner dead"
+      end
+    end
+    if why then
+      local ok2, err = pcall(e.container_remove, e, c.Id, true)
+      if ok2 then
+        ctx.gone[id] = true
+        pcall(state.remove_dir, sb.dir)
+        ctx.removed(id, e.kind, why)
+      else
+        ctx.unremoved[id] = true
+        ctx.error(tostring(err))
+      end
+    elseif not_ours and M.is_named(c, id) then -- rock's, its proof gone
+      ctx.left(id, "container " .. c.Id:sub(1, 12) .. ": " .. not_ours)
+    elseif not not_ours then
+      ctx.running[id] = ctx.running[id] or c.State == "running"
+    end
+  end
+end
+
+--- `rock ps`: the engine's sandbox containers (rows: gc.ps), a record's
+--- row annotated with its container, another state dir's added.
+function M.list_engine(e, rows)
+  local ok, list = pcall(e.container_list, e, "rock.sandbox")
+  for _, c in ipairs(ok and list or {}) do
+    local labels = c.Labels or {}
+    local id = labels["rock.sandbox"]
+    local row = rows.by_id[id]
+    if not M.is_named(c, id) then -- not one rock made: a container of an image committed from a sandbox
+      row = nil
+    elseif not row then -- another state dir's
+      local owner = state.parse_owner(labels["rock.owner"])
+      row = { id = id, backend = e.kind, owner = labels["rock.owner"],
+              owner_alive = state.owner_alive(owner), image = c.Image,
+              age = c.Created and (os.time() - c.Created) or nil }
+      rows.add(row)
+    end
+    if row then
+      row.state = c.State
+      row.container = c.Id:sub(1, 12)
+    end
+  end
+end
+
+--- The backend of engine kind ("docker" | "podman"), for backends.get.
+function M.backend(kind)
+  local b = setmetatable({
+    caps = { image = true, attach = true, keep = true, commit = true, stats = true, warmup = true,
+      remove_image = true, upload_stream = true, own_files = true },
+  }, { __index = M })
+  function b.warmup(image) return images.ensure(image, { pull = "missing", engine = engine.connect(kind) }) end
+  function b.reap(ctx)
+    local e = answering(kind)
+    if e then M.sweep(e, ctx) end
+  end
+  function b.list(rows)
+    local e = answering(kind)
+    if e then M.list_engine(e, rows) end
+  end
+  return b
 end
 
 return M

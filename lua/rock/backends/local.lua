@@ -10,7 +10,9 @@
 -- the directory is removed. Limits: disk bounds each file (the rocklet's
 -- --max-file-size: RLIMIT_FSIZE for all it starts); memory and pids_limit
 -- are not applied (no cgroup of its own; RLIMIT_NPROC counts every
--- process of the user, the host's too, and binds no root). Read next:
+-- process of the user, the host's too, and binds no root). It takes no
+-- image and has no capability beyond the contract's required functions
+-- (backends/init.lua); its data plane is rocklet_transport. Read next:
 -- sandbox.lua.
 local uv = require "luv"
 local core = require "rock.core"
@@ -18,15 +20,17 @@ local task = require "rock.task"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
 local state = require "rock.state"
+local transport = require "rock.backends.rocklet_transport"
+local backends = require "rock.backends"
 
-local M = {}
+local M = { caps = { keep = true, upload_stream = true } }
 local warned -- the local backend's unbounded limits are said once per process
 
 local function write_record(sb)
   local me = state.me()
   sb.pid_start = core.proc_start_time(sb.pid)
   state.write_record(sb.dir, {
-    id = sb.id, backend = "local", pid = sb.pid, pid_start = sb.pid_start,
+    id = sb.id, backend = sb.backend, pid = sb.pid, pid_start = sb.pid_start,
     rocklet_pid = sb.pid, socket = sb.socket, owner = state.owner_label(me),
     created = sb.create_time, auto_clear_seconds = sb.auto_clear_seconds,
   })
@@ -35,6 +39,7 @@ end
 --- Start a local sandbox: fill sb (id, dir, socket, pid) and bring its
 --- rocklet up. phase(name, status, message) records progress.
 function M.start(sb, opts, phase)
+  phase("image_pull", "success", "no image for the local backend")
   sb.id = opts.sandbox_id or state.new_id()
   local dir = state.sandboxes_dir() .. "/" .. sb.id
   sb.socket = dir .. "/rocklet.sock"
@@ -117,7 +122,7 @@ end
 --- Safe to call twice.
 function M.stop(sb)
   if sb.proc and not sb.exited then
-    if not pcall(rocklet.call, sb.socket, "/close", {}, 5, sb.pid) and not sb.exited then
+    if not pcall(transport.close, sb, 5) and not sb.exited then
       uv.kill(sb.pid, "sigterm") -- not answering (yet): it ends its tree on SIGTERM too
     end
     if not sb.exited then
@@ -138,6 +143,52 @@ function M.stop(sb)
     end
   end
   if sb.dir then state.remove_dir(sb.dir) end
+end
+
+--- Keep: nothing to mark; a local sandbox dies with its host regardless
+--- (its rocklet follows its owner), as docs/lua-api.md says.
+function M.keep() end
+
+M.op = transport.op
+M.is_alive = transport.is_alive
+M.lease = transport.lease
+
+--- Its part of the status: this node's address.
+function M.status() return backends.this_host() end
+
+--- Is pid the rocklet serving dir's socket? Its command line says so
+--- ("serve --socket <dir>/rocklet.sock ..."). A record is data anyone who
+--- can write the dir may have written (the local backend's commands run
+--- on the host's files): a pid read from it proves nothing by itself, and
+--- a pid of 0, 1 or -1 would have made the group kill below kill(-1).
+local function is_rocklet_of(pid, dir)
+  if math.type(pid) ~= "integer" or pid <= 1 then return false end
+  local f = io.open("/proc/" .. pid .. "/cmdline", "rb")
+  if not f then return false end
+  local cmd = f:read(65536) or ""
+  f:close()
+  return cmd:find("\0--socket\0" .. dir .. "/rocklet.sock\0", 1, true) ~= nil
+end
+
+--- Release what a sandbox whose owner died left (gc): end its rocklet,
+--- only ours (same pid, same start time, and its command line serves
+--- dir's socket). SIGTERM first: the rocklet then kills every process it
+--- started, which a SIGKILL would orphan; SIGKILL to its process group if
+--- it has not gone in 3 s. Its dir is the caller's. Returns true.
+function M.release(rec, dir)
+  local function alive()
+    return rec.pid and rec.pid_start and core.proc_start_time(rec.pid) == rec.pid_start
+  end
+  if not dir or not is_rocklet_of(rec.pid, dir) then return true end
+  if not alive() then return true end
+  uv.kill(rec.pid, "sigterm")
+  for _ = 1, 60 do
+    if not alive() then return true end
+    task.sleep(0.05)
+  end
+  uv.kill(-rec.pid, "sigkill")
+  uv.kill(rec.pid, "sigkill")
+  return true
 end
 
 return M

@@ -2,19 +2,24 @@
 -- over ROCK's HTTP API (docs/http-api.md), so a recipe runs unchanged
 -- against the local engine or a remote node:
 --   rock.sandbox.start{ base_url = "http://127.0.0.1:8080", token = T, image = ... }
--- Every Sandbox call goes to the endpoint of the same name with rock's
--- own fields (encoding, max_output, ...) as extras ROCK ignores; a Failed
--- envelope is raised again as the rock.error it came from (result.rock_code).
--- A run_in_session whose command failed comes back as its result (exit
--- code, failure_reason), as in-process.
+-- A plain backend (backends/init.lua): each operation goes over the wire
+-- once, to the endpoint of its name, its arguments in ROCK's fields with
+-- rock's own (encoding, max_output, ...) as extras ROCK ignores; bytes
+-- JSON cannot carry are base64'd once, here, and an upload is a multipart
+-- form of the file and its target path. A Failed envelope is raised again
+-- as the rock.error it came from (result.rock_code). A run_in_session
+-- whose command failed comes back as its result (exit code,
+-- failure_reason), as in-process.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
 local http = require "rock.http"
 local task = require "rock.task"
 local text = require "rock.text"
+local core = require "rock.core"
+local binary = require("rock.backends.rocklet_transport").binary
 
-local M = {}
+local M = { caps = { upload_stream = true } }
 
 M.PREFIX = "/apis/envs/sandbox/v1/"
 M.POLL = 0.1 -- seconds between get_status polls while a start is pending
@@ -101,6 +106,7 @@ function M.start(sb, opts, phase)
     startup_timeout = opts.startup_timeout, pull = opts.pull,
   }, 60)
   sb.id = r.sandbox_id
+  sb.where = M.where(sb.base_url, r)
   local deadline = uv.now() + (opts.startup_timeout or 60) * 1000 + 5000
   local ok, err = pcall(function()
     while true do
@@ -143,7 +149,26 @@ function M.gone(sb)
   return nil
 end
 
-function M.keep() errors.raise("invalid_argument", "keep is not supported for a remote sandbox") end
+local function loopback(ip) return ip == nil or ip == "::1" or ip:match("^127%.") ~= nil end
+
+--- Where a sandbox of the node at base_url is reached, from its start's
+--- answer r: the node's name and host_ip, unless that is its loopback
+--- (a node bound to a wildcard says so) while base_url names another
+--- address: then that one.
+function M.where(base_url, r)
+  local host = base_url:match("^%a+://%[([^%]]+)%]") or base_url:match("^%a+://([^:/]+)")
+  local ip = r.host_ip
+  if loopback(ip) and host and (host:match("^%d+%.%d+%.%d+%.%d+$") or host:find(":", 1, true))
+      and (ip == nil or not loopback(host)) then
+    ip = host
+  end
+  return { host_name = r.host_name or host, host_ip = ip }
+end
+
+--- Its part of the status: the node's name and address (M.where).
+function M.status(sb)
+  return sb.where or M.where(sb.base_url or "", {})
+end
 
 function M.is_alive(sb)
   local r = M.api(sb, "is_alive", query{ sandbox_id = sb.id }, 10, { get = true })
@@ -190,23 +215,52 @@ local function multipart(fields, file_name, path)
   return { boundary = boundary, body_file = tmp }
 end
 
---- The Sandbox's rocklet calls, as API calls (Sandbox:_call).
-function M.call(sb, path, body, timeout, body_file)
-  local upload = path:match("^/upload%?path=(.*)$")
-  if upload then
-    local target = upload:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
-    local mp = multipart({ sandbox_id = sb.id, target_path = target }, text.after_last(target, "/"), body_file)
-    local ok, res = pcall(M.api, sb, "upload", nil, timeout, { multipart = mp })
-    os.remove(mp.body_file)
-    if not ok then error(res, 0) end
-    return res
-  end
-  local name = path:sub(2)
+-- args with sandbox_id, and field base64'd (with encoding) when JSON
+-- cannot carry its bytes
+local function body(sb, args, field)
   local b = {}
-  for k, v in pairs(body or {}) do b[k] = v end
+  for k, v in pairs(args) do b[k] = v end
   b.sandbox_id = sb.id
-  if name == "run_in_session" then b.check = "ignore" end
-  local ok, res = pcall(M.api, sb, name, b, timeout, { result_on_failure = name == "run_in_session" })
+  local v = field and b[field]
+  if type(v) == "string" and binary(v) then b[field], b.encoding = core.base64_encode(v), "base64" end
+  return b
+end
+
+local function upload(sb, args, timeout, file)
+  local mp = multipart({ sandbox_id = sb.id, target_path = args.path }, text.after_last(args.path, "/"), file)
+  local ok, res = pcall(M.api, sb, "upload", nil, timeout, { multipart = mp })
+  os.remove(mp.body_file)
+  if not ok then error(res, 0) end
+  return res
+end
+
+local function call(sb, name, args, timeout, file)
+  if name == "upload" then return upload(sb, args, timeout, file) end
+  if name == "run_in_session" then
+    local b = body(sb, args, "command")
+    b.check = "ignore"
+    return M.api(sb, name, b, timeout, { result_on_failure = true })
+  elseif name == "write_file" then
+    return M.api(sb, name, body(sb, args, "content"), timeout)
+  elseif name == "read_file" then
+    local b = body(sb, args)
+    b.binary, b.encoding = nil, args.binary and "base64" or nil
+    local r = M.api(sb, name, b, timeout)
+    if args.binary then
+      local bytes = r.encoding == "base64" and core.base64_decode(r.content or "")
+      if not bytes then
+        errors.raise("internal", "read_file: " .. sb.base_url .. " did not answer in base64", { op = "read_file" })
+      end
+      r.content, r.encoding = bytes, nil
+    end
+    return r
+  end
+  return M.api(sb, name, body(sb, args), timeout)
+end
+
+--- The contract's op: one API call of the operation's name.
+function M.op(sb, name, args, timeout, file)
+  local ok, res = pcall(call, sb, name, args, timeout, file)
   if ok then return res end
   -- the server no longer knows the sandbox: gone, as in-process (a
   -- recipe's sandbox_not_alive handling holds against a remote node)

@@ -23,6 +23,7 @@ local http_server = require "rock.http_server"
 local text = require "rock.text"
 local env = require "rock.serve.envelope"
 local routes = require "rock.serve.routes"
+local backends = require "rock.backends"
 
 local M = {}
 
@@ -227,6 +228,14 @@ local function own_hosts(host, port)
   return names, table.concat(said, " or ")
 end
 
+-- The address clients reach a server bound to host by: host itself when
+-- it is one address, else (a wildcard, a name, a unix socket) loopback.
+local function node_ip(host, unix_socket)
+  if unix_socket or host == "0.0.0.0" or host == "::" or host == "localhost" then return "127.0.0.1" end
+  if host:match("^%d+%.%d+%.%d+%.%d+$") or host:find(":", 1, true) then return host end
+  return "127.0.0.1"
+end
+
 --- Start serving. opts: host (default "127.0.0.1"), port (default 8080; 0
 --- = any), unix_socket (instead of host/port), backend ("auto"), token
 --- (default $ROCK_API_TOKEN; required to bind anything but loopback),
@@ -244,12 +253,14 @@ function M.start(opts)
   local srv = setmetatable({ token = token, log_requests = opts.log_requests ~= false,
     metrics = require("rock.serve.metrics").new(), origins = {} }, Server)
   state.serve_as()
+  -- the node's name and the address its clients reach it by (get_status's host_ip)
+  backends.set_host(uv.os_gethostname(), node_ip(host, opts.unix_socket))
   local registry = require("rock.serve.registry")
   srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
-  if srv.registry.backend == "local" then
+  if srv.registry.backend ~= "auto" and not backends.can(srv.registry.backend, "own_files") then
     local user = (uv.os_get_passwd() or {}).username or "?"
-    log.warn("serve", "backend local: sandboxes run on this host as user %s (uid %d), unconfined: " ..
-      "whoever may call this server runs commands as that user", user, uv.getuid())
+    log.warn("serve", "backend %s: sandboxes run on this host as user %s (uid %d), unconfined: " ..
+      "whoever may call this server runs commands as that user", srv.registry.backend, user, uv.getuid())
   end
   local adopted = srv.registry:adopt()
   if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end

@@ -7,7 +7,10 @@
 -- never idle); reap() stops those idle past their lease. A server restarted
 -- on the same ROCK_HOME adopts the container sandboxes its predecessor
 -- left running (adopt()): their records carry the entry's fields; what
--- its starts cut by a kill left, adopt() removes.
+-- its starts cut by a kill left, adopt() removes. An entry is the state
+-- model of sandbox.lua (its fields, sandbox.transition, sandbox.status:
+-- one builder), plus ROCK's fields of the request; its state becomes
+-- "deleted" too, and it exists before its Sandbox does.
 local uv = require "luv"
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -15,6 +18,7 @@ local task = require "rock.task"
 local log = require "rock.log"
 local state = require "rock.state"
 local sandbox = require "rock.sandbox"
+local backends = require "rock.backends"
 
 local M = {}
 local Registry = {}
@@ -31,17 +35,12 @@ end
 --- opts: backend, metrics (serve/metrics.lua), lease (default seconds).
 function M.new(opts)
   return setmetatable({ entries = {}, order = {}, backend = opts.backend or "auto",
-    metrics = opts.metrics, lease = opts.lease or M.DEFAULT_LEASE, host_name = uv.os_gethostname() }, Registry)
+    metrics = opts.metrics, lease = opts.lease or M.DEFAULT_LEASE, host_name = backends.this_host().host_name }, Registry)
 end
 
 function Registry:get(id) return self.entries[id] end
 
-local function transition(e, to, event)
-  if e.state == to then return end
-  e.state_history[#e.state_history + 1] = { from_state = e.state, to_state = to, event = event,
-    timestamp = iso(os.time()) }
-  e.state = to
-end
+local transition = sandbox.transition
 
 --- Renew the entry's idle lease (every data-plane call and get_status).
 function Registry:touch(e) e.last_used = uv.now() / 1000 end
@@ -172,29 +171,28 @@ end
 --- (asked by the caller: that call also renews the rocklet's lease).
 function Registry:status(e, alive)
   local sb = e.sb or e.pending_sb
-  local phases = {}
-  for name, p in pairs((sb and sb.phases) or e.phases or {}) do
-    phases[name] = { status = p.status, message = p.message or json.null,
-      started_at = iso(p.started_at), completed_at = iso(p.completed_at) }
-  end
+  if sb then e.phases = sb.phases end
   if e.state == "running" and sb and sb.state ~= "running" then
     transition(e, "stopped", "died")
     e.stop_time = e.stop_time or os.time()
   end
-  return {
-    sandbox_id = e.id, status = phases, state = e.state, is_alive = alive == true,
-    host_name = self.host_name, host_ip = "127.0.0.1", image = e.image,
-    cpus = e.cpus or json.null, memory = e.memory or json.null, disk = e.disk or json.null,
-    port_mapping = {}, create_time = iso(e.create_time), start_time = iso(e.start_time),
-    stop_time = iso(e.stop_time), delete_time = iso(e.delete_time), archive_time = json.null,
+  return sandbox.status(e, alive, { extra = {
+    delete_time = iso(e.delete_time), archive_time = json.null,
     auto_stop_time = e.state == "running" and iso(os.time() + math.max(0, e.lease -
       ((e.calls or 0) > 0 and 0 or uv.now() / 1000 - e.last_used))) or json.null, -- busy: a whole lease after now
-    state_history = e.state_history, user_id = e.user_id or json.null,
+    user_id = e.user_id or json.null,
     experiment_id = e.experiment_id or json.null, namespace = e.namespace or json.null,
     metadata = e.metadata, num_gpus = e.num_gpus or 0, accelerator_type = e.accelerator_type or json.null,
     failure_reason = e.start_error and tostring(e.start_error.message or e.start_error) or json.null,
     backend = sb and sb.backend or self.backend,
-  }
+  } }, sb)
+end
+
+--- Where entry e's clients reach it: {host_name=, host_ip=} (its
+--- backend's, this node's before its Sandbox exists).
+function Registry:where(e)
+  local sb = e.sb or e.pending_sb
+  return sb and sb:_where() or backends.this_host()
 end
 
 --- Entries, oldest first, that pass filters {state=, image=, user_id=,

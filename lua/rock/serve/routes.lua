@@ -88,7 +88,8 @@ local function start_request(args, headers)
 end
 
 local function start_result(srv, e)
-  return { sandbox_id = e.id, host_name = srv.registry.host_name, host_ip = "127.0.0.1",
+  local where = srv.registry:where(e)
+  return { sandbox_id = e.id, host_name = where.host_name, host_ip = where.host_ip,
     cpus = e.cpus or json.null, memory = e.memory or json.null, disk = e.disk or json.null,
     code = json.null, exit_code = json.null, failure_reason = json.null }
 end
@@ -306,35 +307,13 @@ function M.commit(srv, args, req)
   local tag = field(args, "image_tag", "string") or ("rock-commit:" .. sb.id)
   local ok, err = pcall(require("rock.engine").parse_reference, tag)
   if not ok then env.invalid("body.image_tag", err.message) end
-  if not sb.engine or not sb.container then
-    errors.raise("invalid_argument", "commit needs a docker or podman sandbox (this one is " .. sb.backend .. ")")
-  end
-  sb._impl.commit(sb, tag)
+  sb:_capable("commit", "commit")(sb, tag)
   return sb.id .. " commited"
-end
-
-local function cpu_percent(st)
-  local cs, ps = st.cpu_stats or {}, st.precpu_stats or {}
-  local cpu = ((cs.cpu_usage or {}).total_usage or 0) - ((ps.cpu_usage or {}).total_usage or 0)
-  local sys = (cs.system_cpu_usage or 0) - (ps.system_cpu_usage or 0)
-  local n = cs.online_cpus or 1
-  if sys <= 0 or cpu < 0 then return 0 end
-  return cpu / sys * n * 100
 end
 
 function M.get_sandbox_statistics(srv, args, req)
   local sb = live(srv, args, req, "query")
-  if not sb.engine or not sb.container then
-    errors.raise("invalid_argument", "statistics need a docker or podman sandbox (this one is " .. sb.backend .. ")")
-  end
-  local st = sb.engine:container_stats(sb.container) or {}
-  local mem = st.memory_stats or {}
-  local size = sb.engine:container_inspect_size(sb.container) or {}
-  local limit = mem.limit or 0
-  local net = 0
-  for _, n in pairs(st.networks or {}) do net = net + (n.rx_bytes or 0) + (n.tx_bytes or 0) end
-  return { cpu = cpu_percent(st), mem = limit > 0 and (mem.usage or 0) / limit * 100 or 0,
-    mem_bytes = mem.usage or 0, disk = size.SizeRw or 0, disk_log_percent = 0, disk_dind_percent = 0, net = net }
+  return sb:_capable("stats", "statistics")(sb)
 end
 
 function M.get_token()
@@ -345,14 +324,18 @@ end
 --- always says Success).
 function M.warmup(srv, args)
   local image = field(args, "image", "string") or "python:3.11"
-  local backend = srv.registry.backend
-  if backend == "auto" then
-    backend = require("rock.engine").detect() or
+  local backends = require "rock.backends"
+  local ok, backend = pcall(backends.resolve, { backend = srv.registry.backend, image = image }, "warmup")
+  if not ok then
+    if errors.is(backend, "engine_unavailable") then
       errors.raise("engine_unavailable", "warmup needs a container engine: none answers (docker, podman)")
+    end
+    error(backend, 0)
   end
-  if backend == "local" then errors.raise("invalid_argument", "warmup needs a container engine (the backend is local)") end
-  local how = require("rock.images").ensure(image, { pull = "missing", engine = require("rock.engine").connect(backend) })
-  return { image = image, result = how }
+  if not backends.can(backend, "warmup") then
+    errors.raise("invalid_argument", "warmup needs a container engine (the backend is " .. backend .. ")")
+  end
+  return { image = image, result = backends.get(backend).warmup(image) }
 end
 
 local function entries_status(srv, list)
@@ -401,8 +384,8 @@ local function jobs_call(path)
     local body = {}
     for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then body[k] = v end end
     local wait = type(body.timeout) == "number" and body.timeout or nil
-    if path == "/jobs/wait" and body.timeout == nil then wait = 1e8 end
-    return sb:_call(path, body, (wait or 0) + 60)
+    if path == "jobs/wait" and body.timeout == nil then wait = 1e8 end
+    return sb:_op(path, body, (wait or 0) + 60)
   end
 end
 
@@ -419,8 +402,8 @@ M.ROUTES = {
   ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
   ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
   ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
-  ["jobs/start"] = { "POST", jobs_call("/jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("/jobs/wait") },
-  ["jobs"] = { "POST", jobs_call("/jobs") }, ["jobs/kill"] = { "POST", jobs_call("/jobs/kill") },
+  ["jobs/start"] = { "POST", jobs_call("jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("jobs/wait") },
+  ["jobs"] = { "POST", jobs_call("jobs") }, ["jobs/kill"] = { "POST", jobs_call("jobs/kill") },
 }
 
 return M

@@ -1,9 +1,14 @@
 --- rock.agent.swebench.eval_script: the eval script of a task, as
 -- SWE-bench writes it, and the same script with what rock adds for a grade
 -- no patch can forge.
---   es.directives(task)       -- the test command's arguments (django: dotted labels)
+--   es.directives(task)       -- the test command's arguments (django: dotted labels;
+--                                none for a Multilingual repo)
 --   es.modified_files(patch)  -- the a/ files of a test patch (reset before and after)
---   es.classic(task, opts)    -- SWE-bench 4.1.0's script for a row without eval_script
+--   es.patch_paths(patch)     -- each file's path as unidiff's PatchedFile.path gives it
+--   es.classic(task, opts)    -- SWE-bench 4.1.0's script for a row without eval_script:
+--                                make_eval_script_list_py for a Python repo (or one
+--                                SWE-bench has no spec for), _common / _js for the
+--                                other languages (swe.family)
 --   es.swebench(task, opts)   -- what SWE-bench 5.0.x runs: the row's eval_script (or
 --                                the classic one) with the test command's exit code
 --                                recorded after the end marker
@@ -59,10 +64,15 @@ end
 --- SWE-bench's `diff --git a/.* b/(.*)` finds them (in any line, the last
 --- " b/" of the line), without its NON_TEST_EXTS; for django/django each
 --- becomes a dotted label (tests/ and .py dropped, "/" -> ".").
+--- None for a repo of another language than Python: 4.1.0 calls
+--- get_test_directives only in make_eval_script_list_py, and runs the
+--- other languages' test commands as the spec gives them.
 ---@param task table
 ---@return string[]
 function M.directives(task)
   if task.repo == "swe-bench/humaneval" then return { "test.py" } end
+  local family = swe.family(task.repo)
+  if family and family ~= "python" then return {} end
   local out = {}
   each_line(task.test_patch or "", function(line)
     local i = find(line, "diff --git a/", 1, true)
@@ -86,12 +96,9 @@ function M.directives(task)
   return out
 end
 
---- The files a test patch changes that exist before it (unidiff's
---- source files without /dev/null, "a/" removed), in order: the eval
---- script checks them out at base_commit before and after the tests.
----@param test_patch string
----@return string[]
-function M.modified_files(test_patch)
+-- the files of a patch as unidiff's PatchSet reads them, in order:
+-- { source = "a/x" | "/dev/null" | ..., target = "b/x" | "/dev/null" | ... }
+local function patch_files(test_patch)
   local files, cur, last_source = {}, nil, nil
   local old, new = 0, 0
   local function add(f) files[#files + 1] = f end
@@ -142,9 +149,36 @@ function M.modified_files(test_patch)
       return
     end
   end)
+  return files
+end
+
+--- The files a test patch changes that exist before it (unidiff's
+--- source files without /dev/null, "a/" removed), in order: the eval
+--- script checks them out at base_commit before and after the tests.
+---@param test_patch string
+---@return string[]
+function M.modified_files(test_patch)
   local out = {}
-  for _, f in ipairs(files) do
+  for _, f in ipairs(patch_files(test_patch)) do
     if f.source ~= "/dev/null" and sub(f.source, 1, 2) == "a/" then out[#out + 1] = sub(f.source, 3) end
+  end
+  return out
+end
+
+--- Each file's path as unidiff's PatchedFile.path gives it: the source
+--- file, or the target for a new file or a rename, without "a/" or "b/".
+---@param test_patch string
+---@return string[]
+function M.patch_paths(test_patch)
+  local out = {}
+  for _, f in ipairs(patch_files(test_patch)) do
+    local p = f.source
+    if p == "/dev/null" or (f.source ~= "/dev/null" and f.target ~= "/dev/null"
+        and sub(f.source, 3) ~= sub(f.target, 3)) then
+      p = f.target
+    end
+    if sub(p, 1, 2) == "a/" or sub(p, 1, 2) == "b/" then p = sub(p, 3) end
+    out[#out + 1] = p
   end
   return out
 end
@@ -171,28 +205,33 @@ local function delimiter(text)
   return d
 end
 
---- The test command of a task: its own, else its spec's, else the default.
+--- The test command of a task: its own, else its spec's (a list of lines
+--- joined with "\n"), else nil.
 function M.test_cmd(task)
   if task.test_cmd then return task.test_cmd end
-  local spec = swe.spec(task.repo, task.version)
-  return spec and spec.test_cmd or nil
+  return swe.test_cmd_of(swe.spec(task.repo, task.version))
+end
+
+local function no_test_cmd(task)
+  require("rock.errors").raise("invalid_argument", string.format(
+    "%s: no test command: SWE-bench's spec for %s %s has none; set the task's test_cmd",
+    task.instance_id, tostring(task.repo), tostring(task.version)))
 end
 
 --- SWE-bench 4.1.0's eval script lines (make_eval_script_list_py) for a
 --- task without eval_script: activation, eval_commands, the informational
 --- git commands, activation again, install, the reset of the test files,
 --- the test patch, the markers around the test command and its directives,
---- the reset again. Raises invalid_argument when there is no test command.
+--- the reset again; for a repo of another language, M.common_lines.
+--- Raises invalid_argument when there is no test command.
 ---@return string[] lines (without "#!/bin/bash" and "set -uxo pipefail")
 function M.classic_lines(task, opts)
   opts = opts or {}
   local spec = swe.spec(task.repo, task.version) or {}
+  local family = swe.family(task.repo)
+  if family and family ~= "python" then return M.common_lines(task, family) end
   local cmd = M.test_cmd(task)
-  if not cmd then
-    require("rock.errors").raise("invalid_argument", string.format(
-      "%s: no test command: SWE-bench's spec for %s %s has none; set the task's test_cmd",
-      task.instance_id, tostring(task.repo), tostring(task.version)))
-  end
+  if not cmd then no_test_cmd(task) end
   local dir, base = word(task.repo_dir or "/testbed"), task.base_commit
   local files = words(M.modified_files(task.test_patch))
   local directives = M.directives(task)
@@ -217,6 +256,138 @@ function M.classic_lines(task, opts)
   add("git apply -v - <<'" .. d .. "'\n" .. patch .. "\n" .. d)
   add(": '" .. swe.START_MARKER .. "'")
   add(table.concat({ cmd, #directives > 0 and words(directives) or nil }, " "))
+  add(": '" .. swe.END_MARKER .. "'")
+  add(reset)
+  return l
+end
+
+--- Automattic/wp-calypso's versions whose tests run with jest and
+--- test/<pkg>/jest.config.js, and with jest.config.json (4.1.0's
+--- get_test_cmds_calypso); the other versions run `npm run test-<pkg>`.
+M.CALYPSO_JEST_JS = { ["10.10.0"] = true, ["10.12.0"] = true, ["10.13.0"] = true,
+  ["10.14.0"] = true, ["10.15.2"] = true, ["10.16.3"] = true }
+M.CALYPSO_JEST_JSON = { ["6.11.5"] = true, ["8.9.1"] = true, ["8.9.3"] = true, ["8.9.4"] = true,
+  ["8.11.0"] = true, ["8.11.2"] = true, ["10.4.1"] = true, ["10.5.0"] = true, ["10.6.0"] = true,
+  ["10.9.0"] = true }
+
+local function split(s, sep)
+  local out, from = {}, 1
+  while true do
+    local i = find(s, sep, from, true)
+    if not i then out[#out + 1] = sub(s, from) return out end
+    out[#out + 1] = sub(s, from, i - 1)
+    from = i + #sep
+  end
+end
+
+local function starts(s, p) return sub(s, 1, #p) == p end
+
+-- a path in '...' as SWE-bench writes it ('\'' for a quote in it)
+local function squote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+--- wp-calypso's test commands, made from the test patch's paths as 4.1.0's
+--- get_test_cmds_calypso makes them: a jest snapshot runs its test's
+--- folder; client/ and packages/ paths run their package's jest (or npm
+--- script), test/e2e paths the e2e suite; other paths nothing.
+---@param task table
+---@return string[]
+function M.calypso_test_cmds(task)
+  local cmds = {}
+  for _, p in ipairs(M.patch_paths(task.test_patch)) do
+    if find(p, "__snapshots__/.*.js.snap$") then
+      local parts = split(p, "/")
+      p = table.concat(parts, "/", 1, #parts - 2)
+    end
+    if starts(p, "client") or starts(p, "packages") then
+      local pkg = split(p, "/")[1]
+      if M.CALYPSO_JEST_JS[task.version] then
+        cmds[#cmds + 1] = "./node_modules/.bin/jest --verbose -c=test/" .. pkg .. "/jest.config.js " .. squote(p)
+      elseif M.CALYPSO_JEST_JSON[task.version] then
+        cmds[#cmds + 1] = "./node_modules/.bin/jest --verbose -c=test/" .. pkg .. "/jest.config.json " .. squote(p)
+      else
+        cmds[#cmds + 1] = "npm run test-" .. pkg .. " --verbose " .. squote(p)
+      end
+    elseif starts(p, "test/e2e") then
+      cmds[#cmds + 1] = "cd test/e2e"
+      cmds[#cmds + 1] = "NODE_CONFIG_ENV=test npm run test " .. word(p)
+      cmds[#cmds + 1] = "cd ../.."
+    end
+  end
+  return cmds
+end
+
+--- Repositories whose test commands 4.1.0 makes from the test patch
+--- (MAP_REPO_TO_TEST_CMDS in test_spec/javascript.py).
+M.JS_TEST_CMDS = { ["Automattic/wp-calypso"] = M.calypso_test_cmds }
+
+-- Python's PurePath(p).parent
+local function parent(p)
+  p = p:gsub("/+$", "")
+  local d = p:match("^(.*)/[^/]*$")
+  if d == nil then return "." end
+  if d == "" then return "/" end
+  return (d:gsub("/+$", ""))
+end
+
+--- A Multimodal row's image_assets downloads (4.1.0's
+--- get_download_img_commands): for each test_patch asset, its folder made,
+--- the file fetched, made writable.
+function M.download_img_lines(task)
+  local assets = task.image_assets
+  if type(assets) == "string" then
+    local ok, v = pcall(require("rock.json").decode, assets)
+    assets = ok and v or nil
+  end
+  local out = {}
+  if type(assets) ~= "table" or type(assets.test_patch) ~= "table" then return out end
+  for _, a in ipairs(assets.test_patch) do
+    if type(a) == "table" and type(a.path) == "string" and type(a.url) == "string" then
+      out[#out + 1] = "mkdir -p " .. word(parent(a.path))
+      out[#out + 1] = "curl -o " .. word(a.path) .. " " .. word(a.url)
+      out[#out + 1] = "chmod 777 " .. word(a.path)
+    end
+  end
+  return out
+end
+
+--- SWE-bench 4.1.0's eval script lines for a repo of another language
+--- than Python (make_eval_script_list_common; for javascript, _js): cd,
+--- the reset of the test files (or an echo when the patch changes none),
+--- (javascript: a Multimodal row's image downloads), the test patch with
+--- `git apply --verbose --reject`, the spec's build, the markers around
+--- the test command's lines (javascript: wp-calypso's made from the
+--- patch), the reset again. No env is activated, no install runs, no
+--- directive is appended.
+---@return string[] lines (without "#!/bin/bash" and "set -uxo pipefail")
+function M.common_lines(task, family)
+  local spec = swe.spec(task.repo, task.version) or {}
+  local cmd = M.test_cmd(task)
+  if not cmd then no_test_cmd(task) end
+  local dir, base = word(task.repo_dir or "/testbed"), task.base_commit
+  local files = M.modified_files(task.test_patch)
+  local reset = #files > 0 and ("git checkout " .. base .. " " .. words(files))
+    or 'echo "No test files to reset"'
+  local l = {}
+  local function add(x) l[#l + 1] = x end
+  add("cd " .. dir)
+  add("git config --global --add safe.directory " .. dir)
+  add("cd " .. dir)
+  add(reset)
+  if family == "javascript" then
+    for _, c in ipairs(M.download_img_lines(task)) do add(c) end
+  end
+  local patch = task.test_patch or ""
+  local d = delimiter(patch)
+  add("git apply --verbose --reject - <<'" .. d .. "'\n" .. patch .. "\n" .. d)
+  for _, c in ipairs(spec.build or {}) do add(c) end
+  add(": '" .. swe.START_MARKER .. "'")
+  local custom = family == "javascript" and M.JS_TEST_CMDS[task.repo]
+  -- the repo's own commands, unless the task brought its own test_cmd
+  if custom and cmd == swe.test_cmd_of(spec) then
+    for _, c in ipairs(custom(task)) do add(c) end
+  else
+    add(cmd)
+  end
   add(": '" .. swe.END_MARKER .. "'")
   add(reset)
   return l
