@@ -1,7 +1,7 @@
 --- rock: the Lua library of rock (require "rock").
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua), their background jobs
--- rock.job (sb:arun{mode="nohup"}). HTTP: rock.http.
+-- rock.job (sb:arun{mode="nohup"}), many alike at once rock.group (group.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc, rock.backends (the backend
 -- contract). Models: rock.llm (chat completions).
@@ -27,6 +27,7 @@ local lazy = {
   json = "rock.json", uv = "luv", core = "rock.core", task = "rock.task",
   flags = "rock.flags", llm = "rock.llm", agent = "rock.agent", filters = "rock.filters",
   serve = "rock.serve",
+  group = "rock.group", -- rock.group.start{size=, ...}: sandboxes started together
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
   text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",

@@ -67,7 +67,7 @@ end)
 T.test("recipes: --help exits 0 with the usage, an unknown flag fails", function()
   local exe = "ROCK_NO_GC=1 " .. T.rock_exe() -- no gc pass: not this test's business
   local recipes = arg[0]:match("(.*/)") .. "../../recipes/"
-  for _, r in ipairs({ "smoke.lua", "warmup.lua" }) do
+  for _, r in ipairs({ "smoke.lua", "warmup.lua", "group.lua" }) do
     local out, ok = T.sh(exe .. " " .. recipes .. r .. " --help")
     T.ok(ok, r .. " --help exits 0: " .. out)
     T.match(out, "^usage: rock recipes/" .. r)

@@ -289,11 +289,14 @@ function M.start(sb, opts, phase)
     state.write_record(sb.dir, rec)
     pause("record")
     sb.creating = true -- a stop from another task (the exit sweep) waits for it to land
-    local created, c = pcall(e.container_create, e, sb.container_name, config)
+    -- the create runs to its end under a deadline too (task.shield): one
+    -- cut here still lands in the engine, after stop's removal by name
+    -- found nothing, and no one removes it (a rock.timeout around start)
+    local created, c = task.shield(pcall, e.container_create, e, sb.container_name, config)
     if not created and config.HostConfig.StorageOpt and tostring(c.message):find("storage%-opt") then
       quotas[e.socket] = false -- the engine has no quota here (overlay on ext4): the watch bounds it
       config = M.config(sb, opts, false)
-      created, c = pcall(e.container_create, e, sb.container_name, config)
+      created, c = task.shield(pcall, e.container_create, e, sb.container_name, config)
     end
     sb.creating = false
     if not created then error(c, 0) end

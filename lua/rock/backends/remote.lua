@@ -101,7 +101,10 @@ function M.start(sb, opts, phase)
     errors.raise("invalid_argument", "sandbox.start: 'image' is required for a remote sandbox")
   end
   sb.image = opts.image
-  local r = M.api(sb, "start_async", {
+  -- start_async runs to its end under a deadline too (task.shield, its
+  -- answer is at once): one cut here still starts the sandbox on the
+  -- server, under an id this side never learns and so never stops
+  local r = task.shield(M.api, sb, "start_async", {
     image = opts.image, sandbox_id = opts.sandbox_id, memory = opts.memory, cpus = opts.cpus,
     auto_clear_time_minutes = opts.auto_clear_seconds and opts.auto_clear_seconds / 60 or nil,
     startup_timeout = opts.startup_timeout, pull = opts.pull, num_gpus = opts.num_gpus,
