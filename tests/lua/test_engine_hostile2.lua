@@ -123,4 +123,24 @@ T.test("docker: a leftover with ') ' and a newline in its name, and a pid-hopper
   sb:stop()
 end)
 
+-- item 3: the container log (the rocklet's stdout, docker's json log on
+-- the host's disk, outside the writable layer and its disk limit)
+for _, kind in ipairs({ "docker", "podman" }) do
+  T.test(kind .. ": 50 MB written to the rocklet's stdout leaves a bounded log on the host", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE, pull = "never" }
+    local e = rock.engine.connect(kind)
+    local info = e:container_inspect(sb.container)
+    T.eq(info.HostConfig.LogConfig.Type, "json-file", "the log driver")
+    local r = sb:execute{ command = "head -c 50000000 /dev/zero | tr '\\0' x | fold -w 1000 >/proc/1/fd/1; echo $?",
+      timeout = 120 }
+    T.eq(r.stdout, "0\n", "50 MB written: " .. r.stderr)
+    local path = info.LogPath
+    if path == nil or path == "" then path = info.HostConfig.LogConfig.Path end
+    T.ok(path and path ~= "", "the engine names the log's path")
+    local size = T.file_size(path)
+    T.ok(size and size <= 12 * 1024 * 1024, string.format("%s: %s bytes on the host", path, tostring(size)))
+    sb:stop()
+  end)
+end
+
 T.done()

@@ -64,13 +64,19 @@ local function binds(mounts)
   return out
 end
 
+--- The container log's bound: the rocklet's stdout and stderr go to the
+--- engine's json-file log on the host's disk, outside the writable layer
+--- and its disk limit; a sandbox writing to /proc/1/fd/1 would fill the
+--- host's disk. One file of at most this size (json-file's max-size).
+M.LOG_MAX = "10m"
+
 --- The Engine API ContainerConfig for sb. opts.limits (sandbox.start
 --- checks them: bytes, a count; nil is none): memory bounds RAM with no
 --- swap on top (Memory = MemorySwap: past it the kernel's OOM killer ends
 --- a process inside), pids_limit the processes and threads (PidsLimit),
 --- disk every file (the rocklet's --max-file-size) and the writable
 --- layer: StorageOpt size when the engine has quotas (with_storage_opt),
---- else the watch (watch_disk).
+--- else the watch (watch_disk). The log is json-file, bounded (LOG_MAX).
 function M.config(sb, opts, with_storage_opt)
   local lease = opts.auto_clear_seconds or M.DEFAULT_LEASE
   local limits = opts.limits or {}
@@ -85,6 +91,7 @@ function M.config(sb, opts, with_storage_opt)
     PidsLimit = limits.pids_limit,
     StorageOpt = with_storage_opt and limits.disk and { size = tostring(limits.disk) } or nil,
     Init = false,
+    LogConfig = { Type = "json-file", Config = { ["max-size"] = M.LOG_MAX, ["max-file"] = "1" } },
   }
   for k, v in pairs(opts.engine_args or {}) do host[k] = v end
   local cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE, "--idle-timeout", tostring(lease) }
