@@ -143,4 +143,36 @@ for _, kind in ipairs({ "docker", "podman" }) do
   end)
 end
 
+-- item 4: /etc/hosts, /etc/hostname, /etc/resolv.conf were writable binds
+-- of the engine's files on the host's disk, outside the disk limit
+for _, kind in ipairs({ "docker", "podman" }) do
+  T.test(kind .. ": /etc/hosts, hostname and resolv.conf cannot fill the host's disk", function()
+    local sb = rock.sandbox.start{ backend = kind, image = IMAGE, pull = "never", limits = { disk = "50m" } }
+    local dir = sb.dir
+    local e = rock.engine.connect(kind)
+    local info = e:container_inspect(sb.container)
+    for _, f in ipairs({ "/etc/hosts", "/etc/hostname", "/etc/resolv.conf" }) do
+      local r = sb:execute{ command = "head -c 20000000 /dev/zero >" .. f .. "; echo rc=$?; wc -c <" .. f,
+        timeout = 60 }
+      T.ok(not r.stdout:find("rc=0", 1, true), f .. ": the write fails: " .. r.stdout .. r.stderr)
+      T.ok(tonumber(r.stdout:match("\n(%d+)")) < 65536, f .. " stays small: " .. r.stdout)
+    end
+    -- what the engine's own files would hold is there
+    local r = sb:execute{ command = "cat /etc/hostname; hostname; grep -c localhost /etc/hosts" }
+    local a, b = r.stdout:match("^(%S+)\n(%S+)\n")
+    T.eq(a, b, "/etc/hostname names the container: " .. r.stdout)
+    T.eq(a, sb.container:sub(1, 12))
+    T.match(r.stdout, "\n[1-9]%d*\n$", "localhost in /etc/hosts")
+    -- nothing of the engine's on the host grew, and rock's go with the sandbox
+    for _, k in ipairs({ "HostsPath", "HostnamePath", "ResolvConfPath" }) do
+      local size = info[k] and info[k] ~= "" and T.file_size(info[k])
+      T.ok(not size or size < 65536, k .. ": " .. tostring(size))
+    end
+    T.ok(T.file_size(dir .. "/etc-hosts"), "rock's hosts file is in the sandbox's dir")
+    sb:stop()
+    T.eq(T.file_size(dir .. "/etc-hosts"), nil, "nothing left on the host after stop")
+    T.eq(#T.listdir(dir), 0, "the sandbox's dir is gone")
+  end)
+end
+
 T.done()
