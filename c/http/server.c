@@ -50,6 +50,7 @@ struct rock_http_server {
   rock_http_conn_t *conns; /* doubly linked */
   unsigned nconns;
   unsigned long refused; /* connections closed at once: over max_conns */
+  unsigned long evicted; /* idle or half-sent ones closed for a new one */
   uint64_t body_mem;     /* bytes of bodies in memory (conn.mem summed) */
   int waking, wake_again; /* wake_waiting is on the stack / must walk again */
   int inflight;
@@ -954,6 +955,21 @@ void rock_http_respond_file(rock_http_req_t *req, int status,
 
 /* ---- listening ---- */
 
+/* The connection a new one takes the place of when the server is full:
+ * the oldest (the list is newest first) with nothing under way: idle
+ * between requests, or still sending its request's headers (no request
+ * read, handled or answered). NULL when every one holds a request: then
+ * the new one is refused. So clients that only hold connections open,
+ * idle or half-sent, cannot lock everyone out. */
+static rock_http_conn_t *evictable(rock_http_server_t *s) {
+  rock_http_conn_t *found = NULL;
+  for (rock_http_conn_t *c = s->conns; c; c = c->next)
+    if (!c->closing && !c->cur && !c->ready && !c->busy && !c->writes && c->file_fd < 0 &&
+        !c->linger)
+      found = c;
+  return found;
+}
+
 static void on_connection(uv_stream_t *l, int status) {
   rock_http_server_t *s = l->data;
   if (status < 0 || s->draining) return;
@@ -967,6 +983,16 @@ static void on_connection(uv_stream_t *l, int status) {
   c->handle.h.data = c->idle.data = c;
   c->handles = 2;
   int full = s->opts.max_conns && s->nconns >= s->opts.max_conns;
+  rock_http_conn_t *old = full ? evictable(s) : NULL;
+  if (old) {
+    s->evicted++;
+    if (!(s->evicted & (s->evicted - 1))) /* 1, 2, 4, 8, ... */
+      rock_log(ROCK_LOG_WARN, "http",
+               "msg=\"too many connections: closed the oldest idle or half-sent one\" "
+               "open=%u max=%u evicted=%lu", s->nconns, s->opts.max_conns, s->evicted);
+    conn_close(old);
+    full = 0;
+  }
   if (uv_accept(l, &c->handle.s) || full) {
     if (full) s->refused++;
     if (full && !(s->refused & (s->refused - 1))) /* 1, 2, 4, 8, ... */

@@ -92,7 +92,9 @@ typedef struct {
    * always let in alone); a chunked one growing past it is refused with
    * 503 (no_memory). 0: no budget. */
   uint64_t max_body_mem;
-  /* Open connections past this are accepted and closed at once; 0: no cap. */
+  /* Open connections past this: a new one takes the place of the oldest
+   * with nothing under way (idle, or still sending its headers), else it
+   * is accepted and closed at once; 0: no cap. */
   unsigned max_conns;
   /* Close a connection with no request in flight after this many ms
    * without input; 0: never. */

@@ -2,6 +2,8 @@
 -- 15/16. A failed start's log line quotes client-supplied fields (the
 -- image name): every message is escaped at the log's sink (c/core/log.c),
 -- so no newline or terminal escape a client sends reaches the log raw.
+-- The connection cap: clients holding idle or half-sent-header connections
+-- no longer lock everyone out (c/http/server.c takes the oldest's place).
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -38,6 +40,55 @@ T.test("the sink escapes every message, whoever logs it", function()
   -- a recipe's own rock.log line goes through the same sink
   local out = T.sh("ROCK_LOG=info " .. T.rock_exe() .. " -e 'require(\"rock\").log(\"warn\", \"a\\nrock error x: forged\\27[0m caf\\195\\169 \\\\ ok\")' 2>&1")
   T.eq(out, "rock warn lua: a\\nrock error x: forged\\x1b[0m caf\195\169 \\ ok\n", "one line, UTF-8 and backslashes kept")
+end)
+
+-- open n connections that each send `bytes` and hold on; returns them
+local function hold(port, n, bytes)
+  local conns, closed = {}, 0
+  for i = 1, n do
+    local tcp = rock.uv.new_tcp()
+    conns[i] = tcp
+    rock.await(function(done)
+      tcp:connect("127.0.0.1", port, function(err)
+        assert(not err, err)
+        if bytes ~= "" then tcp:write(bytes) end
+        tcp:read_start(function(_, chunk) if not chunk then closed = closed + 1 end end)
+        done()
+      end)
+    end)
+  end
+  return conns, function() return closed end
+end
+
+T.test("a full server of idle and half-sent connections still answers a real request", function()
+  local srv = rock.http.serve{ port = 0, max_conns = 8, handler = function(req)
+    if req.path == "/slow" then rock.sleep(5) end
+    return { status = 200, body = "ok" }
+  end }
+  local port = tonumber(srv.url:match(":(%d+)$"))
+  for _, shape in ipairs({ { "idle", "" }, { "half-sent headers", "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: " } }) do
+    local conns, closed = hold(port, 8, shape[2])
+    rock.sleep(0.05)
+    for i = 1, 3 do
+      local r = rock.http.request{ url = srv.url .. "/", timeout = 5 }
+      T.eq(r.status, 200, shape[1] .. ": request " .. i .. " answered")
+    end
+    T.ok(closed() >= 1, shape[1] .. ": the oldest held ones were closed for them")
+    for _, c in ipairs(conns) do if not c:is_closing() then c:close() end end
+  end
+  -- requests in flight are never closed for a new one
+  local inflight = {}
+  for i = 1, 8 do
+    inflight[i] = rock.spawn(function() return rock.http.request{ url = srv.url .. "/slow", timeout = 20 } end)
+  end
+  rock.sleep(0.3)
+  local ok = pcall(rock.http.request, { url = srv.url .. "/", timeout = 2 })
+  for i = 1, 8 do
+    local r = rock.wait(inflight[i])
+    T.eq(r.status, 200, "in flight " .. i .. " answered")
+  end
+  T.ok(not ok, "a full server of requests in flight refuses a ninth")
+  srv:stop{ timeout = 1 }
 end)
 
 T.done()
