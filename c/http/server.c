@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../core/buf.h"
@@ -1074,14 +1075,39 @@ static int server_listen(rock_http_server_t *s, int rc, rock_http_server_t **out
   return 0;
 }
 
+/* Make room for a socket at path: nothing there is fine, and a socket no
+ * server listens on (its connect refused: a server that died) is removed.
+ * A live server's socket (connect accepted, or its backlog full) is
+ * UV_EADDRINUSE and a path that is no socket UV_EEXIST, both left as
+ * they are. */
+static int clear_dead_socket(const char *path) {
+  struct stat st;
+  if (lstat(path, &st)) return errno == ENOENT ? 0 : uv_translate_sys_error(errno);
+  if (!S_ISSOCK(st.st_mode)) return UV_EEXIST;
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof a.sun_path) return UV_ENAMETOOLONG;
+  memcpy(a.sun_path, path, strlen(path));
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return uv_translate_sys_error(errno);
+  int r = connect(fd, (struct sockaddr *)&a, sizeof a), e = errno;
+  close(fd);
+  if (!r || e == EAGAIN || e == EINPROGRESS) return UV_EADDRINUSE;
+  if (e != ECONNREFUSED) return uv_translate_sys_error(e);
+  if (unlink(path) && errno != ENOENT) return uv_translate_sys_error(errno);
+  return 0;
+}
+
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
                            const char *path, const rock_http_server_opts_t *opts,
                            rock_http_handler_fn fn, void *data) {
+  int rc = clear_dead_socket(path);
+  if (rc) return rc;
   rock_http_server_t *s = server_new(opts, fn, data);
   if (!s) return UV_ENOMEM;
   uv_pipe_init(loop, &s->listener.pipe, 0);
-  unlink(path);
-  int rc = uv_pipe_bind(&s->listener.pipe, path);
+  rc = uv_pipe_bind(&s->listener.pipe, path);
   /* owner-only, whatever the umask: a client of the socket needs no
    * token. Set before listen(): until then nobody can connect. */
   if (!rc && chmod(path, 0600)) {

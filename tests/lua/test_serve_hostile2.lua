@@ -4,6 +4,8 @@
 -- so no newline or terminal escape a client sends reaches the log raw.
 -- The connection cap: clients holding idle or half-sent-header connections
 -- no longer lock everyone out (c/http/server.c takes the oldest's place).
+-- `--unix-socket PATH` replaces only a dead socket, never a live server's
+-- or a file that is not a socket.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -89,6 +91,58 @@ T.test("a full server of idle and half-sent connections still answers a real req
   end
   T.ok(not ok, "a full server of requests in flight refuses a ninth")
   srv:stop{ timeout = 1 }
+end)
+
+T.test("--unix-socket replaces only a dead socket", function()
+  local dir = T.sh("mktemp -d /tmp/rock-serve-hostile2.XXXXXX"):gsub("%s+$", "")
+  local sock = dir .. "/rock.sock"
+  local function serve(home, path)
+    os.execute("mkdir -p '" .. home .. "'")
+    local log = home .. "/serve.log"
+    local pid = tonumber((T.sh(string.format("ROCK_HOME=%s %s serve --unix-socket %s --backend local >%s 2>&1 & echo $!",
+      home, T.rock_exe(), path, log)):match("%d+")))
+    return pid, log
+  end
+  local function alive(pid) return T.sh("kill -0 " .. pid .. " 2>/dev/null && echo y") == "y\n" end
+  local function wait_log(log, what)
+    T.wait_until(what, function() return (T.read(log) or ""):find(what, 1, true) end, 20)
+  end
+  local function answers(path)
+    local ok, res = pcall(rock.http.request, { url = "http://localhost/", unix_socket = path, timeout = 5 })
+    return ok and res.status == 200
+  end
+  local a, alog = serve(dir .. "/a", sock)
+  local pids = { a }
+  local ok, err = pcall(function()
+    wait_log(alog, "listening on")
+    T.ok(answers(sock), "the first server answers")
+    -- a second server on the live socket: a clear error, the first untouched
+    local b, blog = serve(dir .. "/b", sock)
+    pids[#pids + 1] = b
+    T.wait_until("the second server exits", function() return not alive(b) end, 20)
+    T.match(T.read(blog), "cannot listen on " .. sock:gsub("%p", "%%%0") .. ": a server is listening there")
+    T.ok(answers(sock), "the first server still answers on its socket")
+    -- a regular file is never removed
+    local file = dir .. "/not-a-socket"
+    T.write(file, "precious\n")
+    local c, clog = serve(dir .. "/c", file)
+    pids[#pids + 1] = c
+    T.wait_until("the third server exits", function() return not alive(c) end, 20)
+    T.match(T.read(clog), "it exists and is not a socket")
+    T.eq(T.read(file), "precious\n", "the file is kept")
+    -- a dead server's socket is replaced
+    T.sh("kill -9 " .. a)
+    T.wait_until("the first server is gone", function() return not alive(a) end, 20)
+    T.ok(T.sh("test -S " .. sock .. " && echo y") == "y\n", "its socket file is left")
+    local d, dlog = serve(dir .. "/d", sock)
+    pids[#pids + 1] = d
+    wait_log(dlog, "listening on")
+    T.ok(answers(sock), "a new server took the dead socket")
+  end)
+  for _, pid in ipairs(pids) do T.sh("kill -9 " .. pid .. " 2>/dev/null") end
+  for _, pid in ipairs(pids) do T.wait_until("server " .. pid .. " gone", function() return not alive(pid) end, 20) end
+  T.sh("rm -rf '" .. dir .. "'")
+  if not ok then error(err, 0) end
 end)
 
 T.done()
