@@ -1,0 +1,81 @@
+-- test_agent_hostile2.lua: the agent loop under a hostile round after
+-- issues 15/16, on the local backend with the fake OpenAI server. A tool
+-- call's arguments text holding NaN or Infinity (not JSON; a lenient
+-- decoder takes them) is a bad response (llm_bad_response), counted, never
+-- a crash or a non-finite number flowing into the agent.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local F = dofile(here .. "fake_openai.lua")
+local json = rock.json
+
+local root = T.sh("mktemp -d /tmp/rock-agent-hostile2.XXXXXX"):gsub("%s+$", "")
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local n_repo = 0
+local function make_task(id)
+  n_repo = n_repo + 1
+  return T.git_task(string.format("%s/repo%d", root, n_repo), { ["calc.py"] = "def add(a, b):\n    return a - b\n" },
+    { instance_id = id, problem_statement = "add() subtracts instead of adding." })
+end
+
+-- a chat completion whose one tool call has this arguments text
+local function call_with(name, args_text)
+  local message = json.encode({ role = "assistant", content = json.null, tool_calls = { {
+    id = "c1", type = "function", ["function"] = { name = name, arguments = args_text } } } })
+  return F.raw('{"id":"x","object":"chat.completion","created":0,"model":"fake-model","choices":[{"index":0,'
+    .. '"message":' .. message .. ',"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":5}}')
+end
+
+local function model_run(tasks, script)
+  local srv = F.start(script)
+  local client = rock.llm.new{ base_url = srv.url, model = "fake-model", retries = 0,
+    prices = { ["fake-model"] = { input = 1, output = 2 } } }
+  local out = root .. "/out-" .. n_repo
+  local ok, summary, trajs = pcall(rock.agent.run, tasks, { backend = "local", out = out, eval = "none",
+    progress = false, policy = "model", cost_limit = 0, llm = client })
+  srv.stop()
+  if not ok then error(summary, 0) end
+  return summary, trajs, out, client
+end
+
+T.test("tool-call arguments holding NaN or Infinity are a bad response, not a crash", function()
+  local bad = {
+    { "bash", '{"command":"ls","n":NaN}' },
+    { "bash", '{"command":"ls","n":Infinity}' },
+    { "bash", '{"command":"ls","n":-Infinity}' },
+    { "bash", '{"command":"ls","n":nan}' },
+    { "bash", '{"command":"ls","n":1e400}' },
+    { "bash", '{"command":"ls","n":1' .. string.rep("0", 400) .. '}' },
+    { "str_replace_editor", '{"command":"view","path":"calc.py","view_range":[1,NaN]}' },
+    { "str_replace_editor", '{"command":"insert","path":"calc.py","insert_line":Infinity,"new_str":"x"}' },
+    { "str_replace_editor", '{"command":"view","path":"calc.py","view_range":[1,{"deep":[[-inf]]}]}' },
+  }
+  local script, tasks = {}, {}
+  for i, b in ipairs(bad) do
+    script[i], tasks[i] = call_with(b[1], b[2]), make_task("local__nan-args-" .. i)
+  end
+  script[#script + 1] = call_with("bash", '{"command":"echo 1e308 -0.5"}') -- and one that is fine
+  script[#script + 1] = F.tool_call("submit", {})
+  tasks[#tasks + 1] = make_task("local__nan-args-fine")
+  local summary, trajs, out, client = model_run(tasks, script)
+  T.eq(#trajs, #tasks, "every task kept")
+  for i = 1, #bad do
+    local tr = trajs[i]
+    T.eq(tr.termination_reason, "aborted", tr.instance_id)
+    T.eq(tr.exit_status, "llm_bad_response", tr.instance_id .. ": " .. tostring(tr.error and tr.error.message))
+    T.match(tr.error.message, "arguments of a tool call hold a number JSON cannot carry")
+    T.eq(#(tr.steps or {}), 0, tr.instance_id .. ": no step ran")
+  end
+  T.eq(trajs[#tasks].termination_reason, "finish")
+  T.eq(client.stats.bad_responses, #bad)
+  T.eq(summary.by_exit_status.llm_bad_response, #bad)
+  -- everything written is JSON Python reads (no NaN, no Infinity)
+  local py = T.sh("python3 -c " .. q("import json,sys\nfor p in sys.argv[1:]:\n" ..
+    "    for l in open(p, encoding='utf-8'):\n        json.loads(l, parse_constant=lambda c: 1/0)\nprint('ok')") ..
+    " " .. q(out .. "/trajectories.jsonl") .. " " .. q(out .. "/preds.jsonl") .. " 2>&1")
+  T.eq(py, "ok\n")
+end)
+
+T.sh("rm -rf " .. q(root))
+T.done()
