@@ -2,7 +2,9 @@
 -- issues 15/16, on the local backend with the fake OpenAI server. A tool
 -- call's arguments text holding NaN or Infinity (not JSON; a lenient
 -- decoder takes them) is a bad response (llm_bad_response), counted, never
--- a crash or a non-finite number flowing into the agent.
+-- a crash or a non-finite number flowing into the agent. Task limits past
+-- 2^63 (pids_limit 1e30, a huge memory) are refused with a clear error,
+-- not dropped (1e30 has no integer: the limit became none).
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -75,6 +77,44 @@ T.test("tool-call arguments holding NaN or Infinity are a bad response, not a cr
     "    for l in open(p, encoding='utf-8'):\n        json.loads(l, parse_constant=lambda c: 1/0)\nprint('ok')") ..
     " " .. q(out .. "/trajectories.jsonl") .. " " .. q(out .. "/preds.jsonl") .. " 2>&1")
   T.eq(py, "ok\n")
+end)
+
+T.test("task limits past range are refused, never dropped or wrapped", function()
+  local tasks = require "rock.agent.tasks"
+  local function norm(extra)
+    local row = json.decode('{"instance_id":"a","repo":"x/y","base_commit":"abc","problem_statement":"p",' ..
+      '"test_patch":"","FAIL_TO_PASS":[],"PASS_TO_PASS":[]' .. extra .. '}')
+    return tasks.normalize(row)
+  end
+  for _, c in ipairs({
+    { ',"pids_limit":1e30', "'pids_limit' must be a whole number from 1 to 2147483648, got 1e%+30" },
+    { ',"pids_limit":9223372036854775807', "'pids_limit' must be a whole number" },
+    { ',"pids_limit":18446744073709551617', "'pids_limit' must be a whole number" },
+    { ',"pids_limit":4294967297', "'pids_limit' must be a whole number" },
+    { ',"pids_limit":-1', "'pids_limit' must be a whole number" },
+    { ',"pids_limit":2.5', "'pids_limit' must be a whole number" },
+    { ',"memory":1e30', "'memory' must be a size %(\"8g\"%) or a number of bytes from 1 to 2%^62, got 1e%+30" },
+    { ',"memory":9223372036854775808', "'memory' must be a size" },
+    { ',"disk":1e300', "'disk' must be a size" },
+    { ',"memory":"99999999999999t"', "'memory': bad size '99999999999999t'" },
+    { ',"disk":"1e30"', "'disk': bad size '1e30'" },
+  }) do
+    local t, err = norm(c[1])
+    T.eq(t, nil, c[1] .. " refused")
+    T.match(err, c[2], c[1])
+  end
+  -- in range: whole numbers (JSON gives floats) become integers
+  local t = assert(norm(',"pids_limit":4096,"memory":8589934592,"disk":"10g"'))
+  T.eq(math.type(t.pids_limit), "integer"); T.eq(t.pids_limit, 4096)
+  T.eq(math.type(t.memory), "integer"); T.eq(t.memory, 8589934592)
+  T.eq(t.disk, "10g")
+  -- sandbox.start: cpus past range never reaches the engine
+  for _, cpus in ipairs({ 1e30, -1, 0 / 0, "2" }) do
+    local e = T.raises("invalid_argument", rock.sandbox.start, { backend = "local", cpus = cpus })
+    T.match(e.message, "'cpus' must be a number from 0 %(none%) to 65536")
+  end
+  T.raises("invalid_argument", rock.sandbox.start, { backend = "local", pids_limit = 1e30 })
+  T.raises("invalid_argument", rock.sandbox.start, { backend = "local", memory = 1e30 })
 end)
 
 T.sh("rm -rf " .. q(root))
