@@ -19,6 +19,10 @@ local M = {}
 --- capped at MAX_BACKOFF, +-25% jitter), and the longest Retry-After
 --- honoured (a longer one is cut to it).
 M.DEFAULT_TIMEOUT = 120
+--- The most bytes of a response body read (an answer is a few KB to a few
+--- MB): past it the transfer ends and the answer is llm_bad_response, not
+--- retried, so an endpoint cannot fill the host's memory.
+M.MAX_RESPONSE = 64 * 1024 * 1024
 M.DEFAULT_RETRIES = 6
 M.DEFAULT_BACKOFF = 1
 M.MAX_BACKOFF = 60
@@ -571,8 +575,12 @@ function Client:chat(req)
     attempt = attempt + 1
     local wait, cause, status
     local sent, res = pcall(http.request, { url = self.url, method = "POST", headers = self._headers,
-                                            body = body, timeout = self.timeout })
-    if not sent then
+                                            body = body, timeout = self.timeout, max_body = M.MAX_RESPONSE })
+    if not sent and errors.is(res) and res.too_large then
+      self.stats.bad_responses = self.stats.bad_responses + 1
+      errors.raise("llm_bad_response", string.format("%s: the response body is larger than %d bytes (llm.MAX_RESPONSE)",
+        self.url, M.MAX_RESPONSE), { op = "llm.chat", attempts = attempt })
+    elseif not sent then
       if not transport_error(res, self.url) then error(res, 0) end
       cause = tostring(res)
     elseif res.status >= 200 and res.status < 300 then

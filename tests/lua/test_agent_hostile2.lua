@@ -4,7 +4,9 @@
 -- decoder takes them) is a bad response (llm_bad_response), counted, never
 -- a crash or a non-finite number flowing into the agent. Task limits past
 -- 2^63 (pids_limit 1e30, a huge memory) are refused with a clear error,
--- not dropped (1e30 has no integer: the limit became none).
+-- not dropped (1e30 has no integer: the limit became none). A huge
+-- response body from the endpoint is bounded (llm.MAX_RESPONSE): a bad
+-- response, not retried, never read whole.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -115,6 +117,32 @@ T.test("task limits past range are refused, never dropped or wrapped", function(
   end
   T.raises("invalid_argument", rock.sandbox.start, { backend = "local", pids_limit = 1e30 })
   T.raises("invalid_argument", rock.sandbox.start, { backend = "local", memory = 1e30 })
+end)
+
+T.test("a response body past llm.MAX_RESPONSE is a bad response, read no further", function()
+  local llm = require "rock.llm"
+  local saved = llm.MAX_RESPONSE
+  llm.MAX_RESPONSE = 1024 * 1024
+  local big = '{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant",' ..
+    '"content":"' .. string.rep("a", 8 * 1024 * 1024) .. '"},"finish_reason":"stop"}],' ..
+    '"usage":{"prompt_tokens":1,"completion_tokens":1}}'
+  local srv = F.start({ F.raw(big), F.reply("small and fine") })
+  local ok, err = pcall(function()
+    local client = llm.new{ base_url = srv.url, model = "fake-model", retries = 3, backoff = 0.01 }
+    local e = T.raises("llm_bad_response", client.chat, client, { messages = { { role = "user", content = "hi" } } })
+    T.match(e.message, "larger than 1048576 bytes")
+    T.eq(client.stats.bad_responses, 1)
+    T.eq(client.stats.retries, 0, "not retried")
+    T.eq(#srv.requests(), 1)
+    local r = client:chat{ messages = { { role = "user", content = "hi" } } }
+    T.eq(r.message.content, "small and fine", "the next answer is read")
+    -- the transport's own bound: rock.http.request{max_body=}
+    local e2 = T.raises("http_error", rock.http.request, { url = srv.url .. "/nothing", max_body = 10 })
+    T.eq(e2.too_large, 10)
+  end)
+  llm.MAX_RESPONSE = saved
+  srv.stop()
+  if not ok then error(err, 0) end
 end)
 
 T.sh("rm -rf " .. q(root))
