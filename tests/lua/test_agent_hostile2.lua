@@ -6,7 +6,8 @@
 -- 2^63 (pids_limit 1e30, a huge memory) are refused with a clear error,
 -- not dropped (1e30 has no integer: the limit became none). A huge
 -- response body from the endpoint is bounded (llm.MAX_RESPONSE): a bad
--- response, not retried, never read whole.
+-- response, not retried, never read whole. An --out dir whose .lock file
+-- is deleted while a run holds it still refuses a second run.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -142,6 +143,41 @@ T.test("a response body past llm.MAX_RESPONSE is a bad response, read no further
   end)
   llm.MAX_RESPONSE = saved
   srv.stop()
+  if not ok then error(err, 0) end
+end)
+
+T.test("--out: deleting .lock while a run holds it lets no second run in", function()
+  local output = require "rock.agent.output"
+  local dir = root .. "/locked-out"
+  T.sh("mkdir -p " .. q(dir))
+  -- in this process: a second lock after the file is gone
+  local l = output.lock(dir)
+  T.ok(T.read(dir .. "/.lock"), "the pid file")
+  os.remove(dir .. "/.lock")
+  local e = T.raises("conflict", output.lock, dir)
+  T.match(e.message, "is in use by another run")
+  l:release()
+  output.lock(dir):release() -- released: free again
+  -- another process holds the dir; its .lock is deleted; a real second run
+  local code = "local l = require('rock.agent.output').lock(" .. string.format("%q", dir) ..
+    "); io.open(" .. string.format("%q", dir .. "/held") .. ", 'w'):close(); require('rock').sleep(60)"
+  local started = T.sh(string.format("{ %s -e %s >/dev/null 2>&1 & echo $!; }", q(T.rock_exe()), q(code)))
+  local holder = tonumber(started:match("%d+"))
+  local ok, err = pcall(function()
+    T.wait_until("the holder has the lock", function() return T.read(dir .. "/held") ~= nil end, 20)
+    os.remove(dir .. "/.lock")
+    local t = make_task("local__lock-deleted")
+    local tf = root .. "/lock-tasks.jsonl"
+    T.write(tf, json.encode(t) .. "\n")
+    local recipe = T.sh("cd " .. here .. "../.. && pwd"):gsub("%s+$", "") .. "/recipes/swe_agent.lua"
+    local log, rok = T.sh(string.format("%s %s --instances %s --out %s --backend local --no-eval 2>&1",
+      q(T.rock_exe()), q(recipe), q(tf), q(dir)))
+    T.ok(not rok, "the second run fails: " .. log)
+    T.match(log, "is in use by another run")
+    T.eq(T.read(dir .. "/trajectories.jsonl"), nil, "and wrote nothing")
+  end)
+  T.sh("kill -9 " .. holder)
+  T.wait_until("the holder is gone", function() return T.sh("kill -0 " .. holder .. " 2>/dev/null && echo y") == "" end, 20)
   if not ok then error(err, 0) end
 end)
 
