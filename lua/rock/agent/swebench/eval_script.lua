@@ -355,7 +355,7 @@ rock_eval_kill() {
         if [ "$p" = 1 ] || [ "$p" = "$BASHPID" ]; then continue; fi
         rock_stat "$p" || continue
         f=($rock_st)
-        if [ "${f[0]}" != Z ] && [ "${f[0]}" != X ]; then changed=1; break; fi
+        if [ "${f[0]-}" != Z ] && [ "${f[0]-}" != X ]; then changed=1; break; fi
       done
       [ $changed = 0 ] && return 0
       [ $pass -gt 10 ] && command sleep 0.01 2>/dev/null
@@ -368,7 +368,7 @@ rock_eval_kill() {
       p=${p#/proc/}
       rock_stat "$p" || continue
       f=($rock_st)
-      par[$p]=${f[1]}
+      par[$p]=${f[1]-}
     done
     changed=0
     for p in "${!par[@]}"; do
@@ -390,7 +390,7 @@ rock_eval_kill() {
     for p in "${!held[@]}"; do
       if rock_stat "$p"; then
         f=($rock_st)
-        [ "${f[0]}" != Z ] && [ "${f[0]}" != X ] && changed=1
+        [ "${f[0]-}" != Z ] && [ "${f[0]-}" != X ] && changed=1
       fi
     done
     [ $changed = 0 ] && break
