@@ -102,7 +102,7 @@ local HOOKS = {
 T.test("docker: a leftover with ') ' and a newline in its name, and a pid-hopper, are killed", function()
   local sb = rock.sandbox.start{ backend = "docker", image = IMAGE, pull = "never" }
   for _, name in ipairs({ "odd_name", "hopper" }) do
-    local t = make_task(sb, "/work-" .. name)
+    local t = make_task(sb, "/repo-" .. name)
     local r = grading.evaluate(sb, t, new_file("hook.py", HOOKS[name]))
     T.eq(r.status, "unresolved", name .. ": " .. tostring(r.report and r.report.reason) ..
       tostring(r.error and r.error.message))
@@ -113,7 +113,7 @@ T.test("docker: a leftover with ') ' and a newline in its name, and a pid-hopper
       "for p in /proc/[0-9]*; do p=${p#/proc/}; [ $p = 1 ] || [ $p = $$ ] || echo \"pid $p: $(tr '\\n' ' ' </proc/$p/comm)\"; done" }
     T.eq(left.stdout, "", name .. ": nothing of the tests is left, and nothing escaped")
     -- the same hook with the fix resolves (the kill spares the grade)
-    t = make_task(sb, "/work-" .. name .. "-fixed")
+    t = make_task(sb, "/repo-" .. name .. "-fixed")
     local fix = "diff --git a/fix.txt b/fix.txt\n--- a/fix.txt\n+++ b/fix.txt\n@@ -1 +1 @@\n-broken\n+fixed\n"
     r = grading.evaluate(sb, t, fix .. new_file("hook.py", HOOKS[name]))
     T.eq(r.status, "resolved", name .. " fixed: " .. tostring(r.report and r.report.reason))
