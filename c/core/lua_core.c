@@ -230,7 +230,10 @@ static int l_utf8_clean(lua_State *L) {
  * process's end (kill -9 too: the kernel drops it). The fd is close-on-
  * exec, so no child holds it after us. The file then holds our pid. Held
  * by another open (another process, or this one): raises conflict with
- * holder_pid = the pid the file names (when it names one). */
+ * holder_pid = the pid the file names (when it names one). path may be a
+ * directory: its own inode is locked (a file in it can be deleted while
+ * held, and a new one locked beside it; a directory with files cannot),
+ * and no pid is written or read. */
 #define LOCK_MT "rock.lock"
 
 static int lock_release(lua_State *L) {
@@ -264,12 +267,16 @@ static int l_lock_file(lua_State *L) {
     lua_setfield(L, -2, "__index");
   }
   lua_setmetatable(L, -2);
-  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644), is_dir = 0;
+  if (fd < 0 && errno == EISDIR) {
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    is_dir = 1;
+  }
   if (fd < 0) return lock_raise_errno(L, errno, path, "open");
   if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
     int e = errno;
     char buf[32];
-    ssize_t n = e == EWOULDBLOCK ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    ssize_t n = e == EWOULDBLOCK && !is_dir ? pread(fd, buf, sizeof buf - 1, 0) : -1;
     close(fd);
     if (e != EWOULDBLOCK) return lock_raise_errno(L, e, path, "lock");
     lrock_push_error(L, ROCK_E_CONFLICT, NULL, "lock_file");
@@ -284,6 +291,7 @@ static int l_lock_file(lua_State *L) {
     return lua_error(L);
   }
   *ud = fd;
+  if (is_dir) return 1;
   char pid[32];
   int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
   /* the pid only names the holder in a refusal: a full disk does not

@@ -39,6 +39,8 @@ struct rock_http_xfer {
   CURLcode result;
   char errbuf[CURL_ERROR_SIZE];
   long peer_pid;      /* required peer of a unix socket, or 0 */
+  uint64_t max_body;  /* the request's bound on a body in memory, or 0 */
+  int too_large;      /* the body passed it: the transfer was ended */
   long peer_seen;     /* the wrong peer a connect found (-1 unknown), or 0 */
   char *socket_path;  /* unix_socket, for messages and connect_errno */
   struct curl_slist *connect_to; /* keeps peer-checked connections apart */
@@ -90,6 +92,10 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     if (!ok) x->on_chunk = NULL;
   }
   if (x->body_sink == 2) return fwrite(p, 1, n, x->out) == n ? n : 0;
+  if (x->max_body && n > x->max_body - x->resp_body.len) {
+    x->too_large = 1; /* (len never passes max_body) */
+    return 0;
+  }
   if (rock_buf_append(&x->resp_body, p, n)) return 0;
   if (x->on_chunk) {
     x->client->chunks_pending = 1;
@@ -188,6 +194,12 @@ static void deliver(uv_idle_t *h) {
     char msg[CURL_ERROR_SIZE + 256];
     if (x->result == CURLE_OK) {
       curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &r.status);
+    } else if (x->too_large) {
+      r.err = ROCK_E_HTTP;
+      r.too_large = x->max_body;
+      snprintf(msg, sizeof msg, "the response body is larger than %llu bytes",
+               (unsigned long long)x->max_body);
+      r.message = msg;
     } else if (x->peer_seen) {
       r.err = ROCK_E_CONNECTION;
       r.peer_pid = x->peer_seen;
@@ -465,6 +477,7 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
+  x->max_body = req->max_body;
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
   if (req->unix_socket) { /* local: no proxy, no compression */

@@ -11,6 +11,7 @@
 #define ROCK_HTTP_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "../core/err.h"
@@ -38,6 +39,10 @@ typedef struct {
   /* Called from the loop with each piece of a 2xx body as it arrives
    * (it still also reaches res->body unless out_file is set). */
   void (*on_chunk)(void *data, const char *p, size_t n);
+  /* The most bytes of a body kept in memory; past it the transfer ends
+   * with ROCK_E_HTTP and res->too_large set to it. 0 = no bound. (Such a
+   * request always goes through curl: plain.c does not take it.) */
+  uint64_t max_body;
 } rock_http_request_t;
 
 typedef struct {
@@ -48,6 +53,7 @@ typedef struct {
                      * a new connect's (ECONNREFUSED: nobody serves it now) */
   long peer_pid;    /* a connect refused for its peer: the pid found there
                      * (-1 unknown), else 0 */
+  uint64_t too_large; /* the body passed the request's max_body (this), else 0 */
   long status;      /* HTTP status */
   const char *headers; /* raw header block, all responses' lines */
   size_t headers_len;

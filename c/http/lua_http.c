@@ -5,7 +5,8 @@
  * opts: {method=, url=, headers={k=v}|{"K: v"}, body= | body_file= (a file
  *        sent as the body, streamed), timeout=, unix_socket=,
  *        peer_pid= (the unix socket's server must be this process),
- *        response_headers= (false: res.headers is not made)}
+ *        response_headers= (false: res.headers is not made),
+ *        max_body= (bytes of a body kept; past it: http_error, err.too_large)}
  * res: {status=, headers={lowercased name=value}, body=}; err: a rock error
  * {code=, message=, op=, [errno=], [peer_pid=]} (lua_core.h): errno names a
  * failed connect's cause, peer_pid the process found serving the socket
@@ -116,6 +117,10 @@ static int push_failure(lua_State *L, const rock_http_response_t *r, const char 
     lua_pushinteger(L, r->peer_pid);
     lua_setfield(L, -2, "peer_pid");
   }
+  if (r->too_large) {
+    lua_pushinteger(L, (lua_Integer)r->too_large);
+    lua_setfield(L, -2, "too_large");
+  }
   return 2;
 }
 
@@ -214,6 +219,7 @@ static int l_http_request(lua_State *L) {
   if (req.body && req.body_file) return luaL_argerror(L, 1, "'body' and 'body_file' exclude each other");
   req.timeout = lrock_opt_number(L, 1, "timeout", 0);
   if (!(req.timeout >= 0)) return luaL_argerror(L, 1, "'timeout' must be >= 0");
+  req.max_body = lrock_opt_size(L, 1, "max_body", 0);
   lua_getfield(L, 1, "peer_pid");
   if (!lua_isnil(L, -1)) {
     if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) <= 0)

@@ -629,7 +629,10 @@ static int l_http_serve(lua_State *L) {
     lrock_push_error(L, ROCK_E_IO,
                      host ? lua_pushfstring(L, "cannot listen on %s port %d: %s", host, (int)port,
                                             uv_strerror(rc))
-                          : lua_pushfstring(L, "cannot listen on %s: %s", unix_socket, uv_strerror(rc)),
+                          : lua_pushfstring(L, "cannot listen on %s: %s", unix_socket,
+                                            rc == UV_EADDRINUSE ? "a server is listening there"
+                                            : rc == UV_EEXIST   ? "it exists and is not a socket"
+                                                                : uv_strerror(rc)),
                      "http_serve");
     lua_pushstring(L, uv_err_name(rc));
     lua_setfield(L, -2, "errno");

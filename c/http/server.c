@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 #include <arpa/inet.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "../core/buf.h"
@@ -50,6 +51,7 @@ struct rock_http_server {
   rock_http_conn_t *conns; /* doubly linked */
   unsigned nconns;
   unsigned long refused; /* connections closed at once: over max_conns */
+  unsigned long evicted; /* idle or half-sent ones closed for a new one */
   uint64_t body_mem;     /* bytes of bodies in memory (conn.mem summed) */
   int waking, wake_again; /* wake_waiting is on the stack / must walk again */
   int inflight;
@@ -954,6 +956,21 @@ void rock_http_respond_file(rock_http_req_t *req, int status,
 
 /* ---- listening ---- */
 
+/* The connection a new one takes the place of when the server is full:
+ * the oldest (the list is newest first) with nothing under way: idle
+ * between requests, or still sending its request's headers (no request
+ * read, handled or answered). NULL when every one holds a request: then
+ * the new one is refused. So clients that only hold connections open,
+ * idle or half-sent, cannot lock everyone out. */
+static rock_http_conn_t *evictable(rock_http_server_t *s) {
+  rock_http_conn_t *found = NULL;
+  for (rock_http_conn_t *c = s->conns; c; c = c->next)
+    if (!c->closing && !c->cur && !c->ready && !c->busy && !c->writes && c->file_fd < 0 &&
+        !c->linger)
+      found = c;
+  return found;
+}
+
 static void on_connection(uv_stream_t *l, int status) {
   rock_http_server_t *s = l->data;
   if (status < 0 || s->draining) return;
@@ -967,6 +984,16 @@ static void on_connection(uv_stream_t *l, int status) {
   c->handle.h.data = c->idle.data = c;
   c->handles = 2;
   int full = s->opts.max_conns && s->nconns >= s->opts.max_conns;
+  rock_http_conn_t *old = full ? evictable(s) : NULL;
+  if (old) {
+    s->evicted++;
+    if (!(s->evicted & (s->evicted - 1))) /* 1, 2, 4, 8, ... */
+      rock_log(ROCK_LOG_WARN, "http",
+               "msg=\"too many connections: closed the oldest idle or half-sent one\" "
+               "open=%u max=%u evicted=%lu", s->nconns, s->opts.max_conns, s->evicted);
+    conn_close(old);
+    full = 0;
+  }
   if (uv_accept(l, &c->handle.s) || full) {
     if (full) s->refused++;
     if (full && !(s->refused & (s->refused - 1))) /* 1, 2, 4, 8, ... */
@@ -1048,14 +1075,39 @@ static int server_listen(rock_http_server_t *s, int rc, rock_http_server_t **out
   return 0;
 }
 
+/* Make room for a socket at path: nothing there is fine, and a socket no
+ * server listens on (its connect refused: a server that died) is removed.
+ * A live server's socket (connect accepted, or its backlog full) is
+ * UV_EADDRINUSE and a path that is no socket UV_EEXIST, both left as
+ * they are. */
+static int clear_dead_socket(const char *path) {
+  struct stat st;
+  if (lstat(path, &st)) return errno == ENOENT ? 0 : uv_translate_sys_error(errno);
+  if (!S_ISSOCK(st.st_mode)) return UV_EEXIST;
+  struct sockaddr_un a;
+  memset(&a, 0, sizeof a);
+  a.sun_family = AF_UNIX;
+  if (strlen(path) >= sizeof a.sun_path) return UV_ENAMETOOLONG;
+  memcpy(a.sun_path, path, strlen(path));
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return uv_translate_sys_error(errno);
+  int r = connect(fd, (struct sockaddr *)&a, sizeof a), e = errno;
+  close(fd);
+  if (!r || e == EAGAIN || e == EINPROGRESS) return UV_EADDRINUSE;
+  if (e != ECONNREFUSED) return uv_translate_sys_error(e);
+  if (unlink(path) && errno != ENOENT) return uv_translate_sys_error(errno);
+  return 0;
+}
+
 int rock_http_server_start(rock_http_server_t **out, uv_loop_t *loop,
                            const char *path, const rock_http_server_opts_t *opts,
                            rock_http_handler_fn fn, void *data) {
+  int rc = clear_dead_socket(path);
+  if (rc) return rc;
   rock_http_server_t *s = server_new(opts, fn, data);
   if (!s) return UV_ENOMEM;
   uv_pipe_init(loop, &s->listener.pipe, 0);
-  unlink(path);
-  int rc = uv_pipe_bind(&s->listener.pipe, path);
+  rc = uv_pipe_bind(&s->listener.pipe, path);
   /* owner-only, whatever the umask: a client of the socket needs no
    * token. Set before listen(): until then nobody can connect. */
   if (!rc && chmod(path, 0600)) {

@@ -92,7 +92,9 @@ typedef struct {
    * always let in alone); a chunked one growing past it is refused with
    * 503 (no_memory). 0: no budget. */
   uint64_t max_body_mem;
-  /* Open connections past this are accepted and closed at once; 0: no cap. */
+  /* Open connections past this: a new one takes the place of the oldest
+   * with nothing under way (idle, or still sending its headers), else it
+   * is accepted and closed at once; 0: no cap. */
   unsigned max_conns;
   /* Close a connection with no request in flight after this many ms
    * without input; 0: never. */
@@ -118,7 +120,9 @@ typedef struct {
    .max_conns = 4096, .idle_timeout_ms = 600000, .on_headers = NULL,          \
    .max_header = 0}
 
-/* Listen on a unix socket at path (an existing socket file is replaced),
+/* Listen on a unix socket at path (a dead socket there, whose connect is
+ * refused, is replaced; a live server's is UV_EADDRINUSE and a path that
+ * is no socket UV_EEXIST, both left alone),
  * owner-only (0600, whatever the umask, from before anyone can connect),
  * with the listen backlog as large as the kernel allows; *opts is copied
  * (NULL: the defaults). Returns 0 or a negative libuv error. */

@@ -20,6 +20,7 @@ local M = {}
 ---                             (checked per new connection; else connection_failed
 ---                             with err.peer_pid, the process found)
 ---@field response_headers boolean|nil  false: res.headers is not built
+---@field max_body integer|nil  bytes of a body kept at most; past it http_error with err.too_large
 
 --- Make a request; returns {status=, headers= (lowercased names), body=}.
 --- Any HTTP status is a response; no response raises an error with code

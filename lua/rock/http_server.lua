@@ -35,7 +35,7 @@ local M = {}
 ---@field body_to_file integer|nil bodies larger than this (default 1 MiB), or chunked ones
 ---                              that grow past it, go to a temp file (req.body_file)
 ---@field max_header integer|nil URL + header bytes (default 64 KiB); past it 431
----@field max_conns integer|nil  open connections (default 4096); past it closed at once
+---@field max_conns integer|nil  open connections (default 4096); past it a new one replaces the oldest idle or half-sent one, else is closed at once
 ---@field idle_timeout number|nil seconds a connection may idle (default 600; 0 never)
 ---@field tmpdir string|nil      where temp files go (default $TMPDIR or /tmp)
 

@@ -19,6 +19,10 @@ local M = {}
 --- capped at MAX_BACKOFF, +-25% jitter), and the longest Retry-After
 --- honoured (a longer one is cut to it).
 M.DEFAULT_TIMEOUT = 120
+--- The most bytes of a response body read (an answer is a few KB to a few
+--- MB): past it the transfer ends and the answer is llm_bad_response, not
+--- retried, so an endpoint cannot fill the host's memory.
+M.MAX_RESPONSE = 64 * 1024 * 1024
 M.DEFAULT_RETRIES = 6
 M.DEFAULT_BACKOFF = 1
 M.MAX_BACKOFF = 60
@@ -296,9 +300,41 @@ local function content_of(c)
   return false
 end
 
+-- JSON as JSON is: cjson's default decoder takes NaN, Infinity and hex
+-- numbers, which no JSON encoder writes back (a trajectory, the next
+-- request); this one refuses them
+local strict = cjson.new()
+strict.decode_invalid_numbers(false)
+
+-- whether v holds only finite numbers (1e400 is valid JSON, and inf);
+-- cjson's depth limit bounds the walk
+local function finite(v)
+  local t = type(v)
+  if t == "number" then return v == v and v ~= math.huge and v ~= -math.huge end
+  if t ~= "table" then return true end
+  for k, x in pairs(v) do
+    if not finite(k) or not finite(x) then return false end
+  end
+  return true
+end
+
+local model_text -- (below) a body made valid UTF-8
+
+local NOT_FINITE = "the arguments of a tool call hold a number JSON cannot carry (NaN, Infinity, 1e400)"
+
+-- a tool call's arguments text: false when it is JSON only to a lenient
+-- decoder (NaN, Infinity) or holds a number past a double (1e400)
+local function args_ok(text)
+  local clean = model_text(text)
+  local ok, v = pcall(strict.decode, clean)
+  if ok then return finite(v) end
+  return not pcall(cjson.decode, clean) -- not JSON at all: the agent's format error
+end
+
 -- the tool calls of a message, normalised: nil when there are none; an
 -- arguments object (some servers) becomes its JSON text; text that is not
--- JSON stays as it is (the agent answers it with a format error)
+-- JSON stays as it is (the agent answers it with a format error); a
+-- number JSON cannot carry, in either, is a bad response
 local function tool_calls_of(list)
   local not_calls = "message.tool_calls is not a list of function calls"
   if null(list) then return nil end
@@ -311,9 +347,10 @@ local function tool_calls_of(list)
     local args = fn.arguments
     if type(args) == "table" then
       local ok, text = pcall(cjson.encode, args)
-      if not ok then return false, "the arguments of a tool call hold a number JSON cannot carry (NaN, 1e400)" end
+      if not ok then return false, NOT_FINITE end
       args = text
-    elseif type(args) ~= "string" then args = "" end
+    elseif type(args) ~= "string" then args = ""
+    elseif not args_ok(args) then return false, NOT_FINITE end
     out[i] = { id = type(tc.id) == "string" and tc.id or nil, type = type(tc.type) == "string" and tc.type or "function",
                ["function"] = { name = not null(fn.name) and tostring(fn.name) or "", arguments = args } }
   end
@@ -458,17 +495,20 @@ end
 -- An endpoint's body as model text must be: valid UTF-8 (each bad byte
 -- U+FFFD, as the rocklet cleans command output) and no lone surrogate, so
 -- what is kept goes back in the next request and into files as valid JSON.
-local function model_text(body)
+function model_text(body)
   return lone_surrogates(core.utf8_clean(body or ""))
 end
 
 --- Decode JSON that an endpoint or a model wrote (a body, a tool call's
---- arguments) as cjson.decode does, its text first made valid: bytes that
---- are not UTF-8 and lone surrogate escapes become U+FFFD. Raises what
---- cjson.decode raises for text that is not JSON.
+--- arguments), its text first made valid: bytes that are not UTF-8 and
+--- lone surrogate escapes become U+FFFD. Strict about numbers: NaN,
+--- Infinity and hex are not JSON, and a number past a double (1e400) is
+--- refused too. Raises for text that is not JSON.
 ---@param text string
 function M.json_decode(text)
-  return cjson.decode(model_text(text))
+  local v = strict.decode(model_text(text))
+  if not finite(v) then error("a number JSON cannot carry (1e400)", 0) end
+  return v
 end
 
 -- decode a 2xx body into chat's result (without cost and timings)
@@ -535,8 +575,12 @@ function Client:chat(req)
     attempt = attempt + 1
     local wait, cause, status
     local sent, res = pcall(http.request, { url = self.url, method = "POST", headers = self._headers,
-                                            body = body, timeout = self.timeout })
-    if not sent then
+                                            body = body, timeout = self.timeout, max_body = M.MAX_RESPONSE })
+    if not sent and errors.is(res) and res.too_large then
+      self.stats.bad_responses = self.stats.bad_responses + 1
+      errors.raise("llm_bad_response", string.format("%s: the response body is larger than %d bytes (llm.MAX_RESPONSE)",
+        self.url, M.MAX_RESPONSE), { op = "llm.chat", attempts = attempt })
+    elseif not sent then
       if not transport_error(res, self.url) then error(res, 0) end
       cause = tostring(res)
     elseif res.status >= 200 and res.status < 300 then

@@ -225,8 +225,16 @@ function M.limits(opts)
     out.pids_limit = p
   end
   for k, v in pairs(out) do if v == 0 then out[k] = nil end end
+  -- cpus is no limit kept here, but a number past range would reach the
+  -- engine as NanoCpus 1e39
+  local c = opts.cpus
+  if c ~= nil and (type(c) ~= "number" or c ~= c or c < 0 or c > M.MAX_CPUS) then
+    errors.raise("invalid_argument", string.format("sandbox.start: 'cpus' must be a number from 0 (none) to %d, got %s",
+      M.MAX_CPUS, tostring(c)))
+  end
   return out
 end
+M.MAX_CPUS = 1 << 16
 
 --- Start a sandbox and wait until its rocklet answers.
 ---@param opts table {backend="auto"|"docker"|"podman"|"local", image=,

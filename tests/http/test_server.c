@@ -530,7 +530,7 @@ static void case_idle(void) {
 
 /* issue 7 item 18: connections past the cap are closed at once */
 static void case_conn_cap(void) {
-  client_t a, b, x;
+  client_t a, b, x, y;
   char out[64];
   cl_open(&a);
   cl_open(&b);
@@ -538,21 +538,39 @@ static void case_conn_cap(void) {
   cl_send(&b, "GET /hello HTTP/1.1\r\n\r\n");
   CHECK(cl_response(&a, out, sizeof out, 0) == 200);
   CHECK(cl_response(&b, out, sizeof out, 0) == 200);
+  /* full of idle connections: a new one takes the oldest's place */
+  cl_open(&x);
+  cl_send(&x, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&x, out, sizeof out, 0) == 200);
+  CHECK(cl_eof(&a)); /* a, the oldest idle one, was closed */
+  cl_close(&a);
+  /* full of half-sent headers: the same */
+  cl_send(&b, "GET /hello HTTP/1.1\r\nHost: x\r\n");
+  cl_send(&x, "GET /hello HTTP/1.1\r\nHo");
+  usleep(20000); /* the server has read them */
+  cl_open(&y);
+  cl_send(&y, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&y, out, sizeof out, 0) == 200);
+  CHECK(cl_eof(&b));
+  cl_close(&b);
+  cl_close(&x);
+  cl_close(&y);
+  /* full of requests in flight: a new one is closed at once */
+  for (int i = 0; i < 200 && stats().conns > 0; i++) usleep(1000);
+  cl_open(&a);
+  cl_open(&b);
+  cl_send(&a, "GET /slow HTTP/1.1\r\n\r\n");
+  cl_send(&b, "GET /slow HTTP/1.1\r\n\r\n");
+  CHECK(wait_count(2, 2)); /* both held by the handler */
   cl_open(&x);
   cl_send(&x, "GET /hello HTTP/1.1\r\n\r\n");
   CHECK(cl_response(&x, out, sizeof out, 0) <= 0); /* closed, no answer */
   cl_close(&x);
-  cl_close(&a);
-  int ok = 0;
-  for (int i = 0; i < 1000 && !ok; i++) { /* once the server saw a go */
-    cl_open(&x);
-    cl_send(&x, "GET /hello HTTP/1.1\r\n\r\n");
-    ok = cl_response(&x, out, sizeof out, 0) == 200;
-    cl_close(&x);
-    if (!ok) usleep(1000);
-  }
-  CHECK(ok);
+  on_loop(do_answer_slow, NULL);
+  CHECK(cl_response(&a, out, sizeof out, 0) == 200);
+  CHECK(cl_response(&b, out, sizeof out, 0) == 200);
   CHECK(stats().conns <= 2);
+  cl_close(&a);
   cl_close(&b);
 }
 

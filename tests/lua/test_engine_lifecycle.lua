@@ -96,9 +96,11 @@ for _, kind in ipairs({ "docker", "podman" }) do
       local names = {}
       for name in io.popen("ls -A " .. sb.dir):lines() do names[#names + 1] = name end
       table.sort(names)
-      T.eq(#names, 2, "host dir holds the record and the owner mark only: " .. table.concat(names, " "))
-      T.eq(names[2], "sandbox.json")
-      T.match(names[1], "^owner=")
+      T.eq(#names, 5, "host dir holds the record, the owner mark and the read-only /etc files only: " ..
+        table.concat(names, " "))
+      T.eq(table.concat(names, " ", 1, 3), "etc-hostname etc-hosts etc-resolv.conf")
+      T.eq(names[5], "sandbox.json")
+      T.match(names[4], "^owner=")
     end)
     sb:stop()
     if not ok then error(err, 0) end

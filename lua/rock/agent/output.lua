@@ -6,7 +6,7 @@
 --   summary.json        totals, ids by outcome, counts by reason; rewritten
 --                       (to a temp file, then renamed) after every task
 --   eval/<id>.log       each eval's log (written by the grading)
---   .lock               the run's lock (flock; it names the run's pid)
+--   .lock               names the run's pid (the lock is a flock on the dir itself)
 -- open() takes the lock first: a second run (--resume too) on a dir in use
 -- is refused with conflict, never mixed with the first; a run that died
 -- (kill -9 too) holds nothing. open(dir, {resume=true}) keeps what the
@@ -97,13 +97,25 @@ end
 M.LOCK = ".lock"
 
 --- Lock dir for this run (held until writer:close() or the process ends);
---- raises conflict when another run holds it, naming its pid.
+--- raises conflict when another run holds it, naming its pid. The flock is
+--- on the directory itself (a lock file could be deleted while held, and
+--- a second run lock a new one); .lock only names the holder's pid.
 function M.lock(dir)
-  local ok, l = pcall(core.lock_file, dir .. "/" .. M.LOCK)
-  if ok then return l end
+  local ok, l = pcall(core.lock_file, dir)
+  if ok then
+    local f = io.open(dir .. "/" .. M.LOCK, "wb")
+    if f then -- best effort: it only names the holder in a refusal
+      f:write(core.getpid(), "\n")
+      f:close()
+    end
+    return l
+  end
   if errors.is(l, "conflict") then
+    local f = io.open(dir .. "/" .. M.LOCK, "rb")
+    local pid = f and tonumber((f:read(32) or ""):match("^(%d+)"))
+    if f then f:close() end
     errors.raise("conflict", string.format("%s is in use by another run%s: wait for it to end, or use another --out",
-      dir, l.holder_pid and string.format(" (pid %d)", l.holder_pid) or ""), { holder_pid = l.holder_pid })
+      dir, pid and string.format(" (pid %d)", pid) or ""), { holder_pid = pid })
   end
   error(l, 0)
 end

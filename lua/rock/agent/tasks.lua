@@ -84,6 +84,13 @@ end
 
 local REQUIRED = { "instance_id", "repo", "base_commit", "problem_statement", "test_patch" }
 
+-- v as an integer when it is a whole number in [lo, hi] (compared first:
+-- a float past 2^63 has no integer), else nil
+local function whole(v, lo, hi)
+  if type(v) ~= "number" or v ~= v or v < lo or v > hi then return nil end
+  return math.tointeger(v)
+end
+
 --- Check a decoded task and fill its defaults. Returns a new table (the
 --- input's unknown fields kept), or nil and a message naming the field.
 ---@param t table
@@ -149,17 +156,30 @@ function M.normalize(t)
   elseif out.eval_type ~= "pass_and_fail" and out.eval_type ~= "fail_only" then
     return nil, "'eval_type' must be \"pass_and_fail\" or \"fail_only\""
   end
+  -- limits: whole numbers in range, checked before any conversion (JSON
+  -- numbers are floats: 1e30 has no integer, and must not become none)
   for _, f in ipairs({ "memory", "disk" }) do
     local v = out[f]
-    if v ~= nil and type(v) ~= "string" and not (math.type(v) == "integer" and v > 0) then
-      return nil, string.format("'%s' must be a size (\"8g\") or a number of bytes", f)
+    if type(v) == "string" then
+      local ok, err = pcall(require("rock.images").parse_size, v, "'" .. f .. "'")
+      if not ok then return nil, tostring(errors.is(err) and err.message or err) end
+    elseif v ~= nil then
+      local n = whole(v, 1, 2 ^ 62)
+      if not n then
+        return nil, string.format("'%s' must be a size (\"8g\") or a number of bytes from 1 to 2^62, got %s",
+          f, tostring(v))
+      end
+      out[f] = n
     end
   end
-  local pl = out.pids_limit
-  if pl ~= nil and not (math.type(pl) == "integer" and pl > 0) and not (type(pl) == "number" and pl > 0 and pl == math.floor(pl)) then
-    return nil, "'pids_limit' must be a whole number > 0"
+  if out.pids_limit ~= nil then
+    local n = whole(out.pids_limit, 1, 1 << 31)
+    if not n then
+      return nil, string.format("'pids_limit' must be a whole number from 1 to %d, got %s", 1 << 31,
+        tostring(out.pids_limit))
+    end
+    out.pids_limit = n
   end
-  if pl ~= nil then out.pids_limit = math.tointeger(pl) end
   local src = out.startup_source
   if type(src) == "string" then src = { src } end
   if src ~= nil then

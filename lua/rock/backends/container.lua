@@ -10,8 +10,9 @@
 -- container's init as the host sees it, and checks that the server is
 -- that pid (SO_PEERCRED), so a symlink planted there leads nowhere. The
 -- host keeps only the record (state dir/sandboxes/<id>), written before
--- the create. No port is published and the network is "none" unless
--- asked. Labels rock.sandbox, rock.owner, rock.expires, rock.dir and
+-- the create, and with the network "none" (unless asked) read-only
+-- /etc/hosts, /etc/hostname and /etc/resolv.conf of its own (M.ETC). No
+-- port is published. Labels rock.sandbox, rock.owner, rock.expires, rock.dir and
 -- rock.nonce let `rock gc` find what a dead host left; the container's
 -- name (rock-<id>) and the record prove it rock's (images committed from
 -- it carry the labels, never the name). Limits (memory, pids, disk) are
@@ -69,19 +70,68 @@ local function binds(mounts)
   return out
 end
 
+--- /etc/hosts, /etc/hostname and /etc/resolv.conf: the engine binds
+--- its own files there, writable and on the host's disk outside the
+--- writable layer (a sandbox could fill the host's disk through them past
+--- its disk limit). With the network "none" rock binds files of its own
+--- instead, read-only, from the sandbox's dir (removed with it): what the
+--- engine would write there (the loopback names, the container's short id,
+--- the host's resolv.conf). Another network keeps the engine's (its DNS
+--- and addresses are the engine's to write).
+M.ETC = { { "hosts", "/etc/hosts" }, { "hostname", "/etc/hostname" }, { "resolv.conf", "/etc/resolv.conf" } }
+M.HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n" ..
+  "ff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n"
+
+local function own_etc(sb, opts)
+  return (opts.network or "none") == "none" and sb.dir ~= nil
+end
+
+local function write_etc(sb, name, text)
+  local path = sb.dir .. "/etc-" .. name
+  local fd, err = uv.fs_open(path, "w", tonumber("644", 8))
+  if not fd then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(err)) end
+  local ok, werr = uv.fs_write(fd, text, 0)
+  uv.fs_close(fd)
+  if not ok then errors.raise("io_error", "cannot write " .. path .. ": " .. tostring(werr)) end
+  uv.fs_chmod(path, tonumber("644", 8))
+end
+
+local function resolv_conf()
+  local f = io.open("/etc/resolv.conf", "rb")
+  local text = f and f:read(65536) or ""
+  if f then f:close() end
+  return text
+end
+
+--- The container log's bound: the rocklet's stdout and stderr go to the
+--- engine's json-file log on the host's disk, outside the writable layer
+--- and its disk limit; a sandbox writing to /proc/1/fd/1 would fill the
+--- host's disk. One file of at most this size (json-file's max-size).
+M.LOG_MAX = "10m"
+
 --- The Engine API ContainerConfig for sb. opts.limits (sandbox.start
 --- checks them: bytes, a count; nil is none): memory bounds RAM with no
 --- swap on top (Memory = MemorySwap: past it the kernel's OOM killer ends
 --- a process inside), pids_limit the processes and threads (PidsLimit),
 --- disk every file (the rocklet's --max-file-size) and the writable
 --- layer: StorageOpt size when the engine has quotas (with_storage_opt),
---- else the watch (watch_disk).
+--- else the watch (watch_disk). The log is json-file, bounded (LOG_MAX).
 function M.config(sb, opts, with_storage_opt)
   local lease = opts.auto_clear_seconds or M.DEFAULT_LEASE
   local limits = opts.limits or {}
   local me = state.me()
   local hb = binds(opts.mounts)
   table.insert(hb, 1, core.rocklet_path() .. ":" .. IN_ROCKLET .. ":ro")
+  if own_etc(sb, opts) then
+    local taken = {}
+    for _, b in ipairs(hb) do
+      local target = b:match("^[^:]*:([^:]*)")
+      if target then taken[target] = true end
+    end
+    for _, f in ipairs(M.ETC) do
+      if not taken[f[2]] then hb[#hb + 1] = sb.dir .. "/etc-" .. f[1] .. ":" .. f[2] .. ":ro" end
+    end
+  end
   local host = {
     Binds = hb,
     NetworkMode = opts.network or "none",
@@ -90,6 +140,7 @@ function M.config(sb, opts, with_storage_opt)
     PidsLimit = limits.pids_limit,
     StorageOpt = with_storage_opt and limits.disk and { size = tostring(limits.disk) } or nil,
     Init = false,
+    LogConfig = { Type = "json-file", Config = { ["max-size"] = M.LOG_MAX, ["max-file"] = "1" } },
   }
   for k, v in pairs(opts.engine_args or {}) do host[k] = v end
   local cmd = { "serve", "--socket", IN_SOCKET, "--dir", IN_STATE, "--idle-timeout", tostring(lease) }
@@ -276,6 +327,11 @@ function M.start(sb, opts, phase)
     sb.container_name = M.container_name(sb.id) -- stop removes it by name if the create was cut
     sb.nonce = nonce()
     local limits = opts.limits or {}
+    if own_etc(sb, opts) then
+      write_etc(sb, "hosts", M.HOSTS)
+      write_etc(sb, "hostname", "localhost\n") -- the container's short id once it has one
+      write_etc(sb, "resolv.conf", resolv_conf())
+    end
     local config = M.config(sb, opts, limits.disk ~= nil and quotas[e.socket] ~= false)
     local rec = {
       id = sb.id, backend = sb.backend, image = sb.image,
@@ -304,6 +360,7 @@ function M.start(sb, opts, phase)
     rec.limits = { memory = limits.memory, pids_limit = limits.pids_limit, disk = limits.disk,
                    disk_by = sb.disk_by }
     sb.container = c
+    if own_etc(sb, opts) then write_etc(sb, "hostname", c:sub(1, 12) .. "\n") end
     pause("created")
     rec.container = sb.container
     state.write_record(sb.dir, rec)

@@ -23,8 +23,14 @@
 --     its output goes to the log, fd 4 to rock;
 --   * `git` is a function that runs git with hooks and fsmonitor off;
 --   * the test command runs in a subshell without fd 4; right after it,
---     every other process of the sandbox (the rocklet's descendants) is
---     stopped and killed, and again when the script exits;
+--     every other process of the sandbox is killed, and again when the
+--     script exits: in a container (the rocklet is pid 1, the script its
+--     child) by kill(-1), which signals every process but pid 1 and the
+--     caller at once (no fork slips between), repeated until /proc holds
+--     nothing else alive (200 passes at most); elsewhere the rocklet's
+--     descendants, found by walking /proc, stopped, then killed. Each
+--     /proc/PID/stat is read whole and its fields after its LAST ") "
+--     (a process name may hold ") " and newlines);
 --   * the log's offsets after the start marker and before the end marker,
 --     and the test command's exit code, are kept in the shell and written
 --     to fd 4 as the script's last act (`rock-eval-report rc= start= end=
@@ -501,17 +507,39 @@ rock_eval_mark() {
   rock_pos
   if [ "$1" = start ]; then rock_start=$rock_p; else rock_end=$rock_p; fi
 }
+rock_stat() {
+  rock_st=
+  { IFS= read -r -d '' rock_st </proc/$1/stat; } 2>/dev/null
+  [ -n "$rock_st" ] || return 1
+  rock_st=${rock_st##*) }
+}
 rock_eval_kill() {
-  local IFS=$' \t\n' p q n pass changed line
+  local IFS=$' \t\n' p q n pass changed rock_st
   local -a f
   local -A par held
-  for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  if [ "$rock_root" = 1 ]; then
+    for pass in {1..200}; do
+      kill -KILL -1 2>/dev/null
+      changed=0
+      for p in /proc/[0-9]*; do
+        p=${p#/proc/}
+        if [ "$p" = 1 ] || [ "$p" = "$BASHPID" ]; then continue; fi
+        rock_stat "$p" || continue
+        f=($rock_st)
+        if [ "${f[0]-}" != Z ] && [ "${f[0]-}" != X ]; then changed=1; break; fi
+      done
+      [ $changed = 0 ] && return 0
+      [ $pass -gt 10 ] && command sleep 0.01 2>/dev/null
+    done
+    return 0
+  fi
+  for pass in {1..200}; do
     par=()
     for p in /proc/[0-9]*; do
       p=${p#/proc/}
-      { read -r line </proc/$p/stat; } 2>/dev/null || continue
-      f=(${line##*) })
-      par[$p]=${f[1]}
+      rock_stat "$p" || continue
+      f=($rock_st)
+      par[$p]=${f[1]-}
     done
     changed=0
     for p in "${!par[@]}"; do
@@ -528,15 +556,16 @@ rock_eval_kill() {
     [ $changed = 0 ] && break
   done
   for p in "${!held[@]}"; do kill -KILL "$p" 2>/dev/null; done
-  for pass in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  for pass in {1..200}; do
     changed=0
     for p in "${!held[@]}"; do
-      if { read -r line </proc/$p/stat; } 2>/dev/null; then
-        f=(${line##*) })
-        [ "${f[0]}" != Z ] && [ "${f[0]}" != X ] && changed=1
+      if rock_stat "$p"; then
+        f=($rock_st)
+        [ "${f[0]-}" != Z ] && [ "${f[0]-}" != X ] && changed=1
       fi
     done
     [ $changed = 0 ] && break
+    [ $pass -gt 10 ] && command sleep 0.01 2>/dev/null
   done
 }
 rock_eval_tests_done() {

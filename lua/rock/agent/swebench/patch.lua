@@ -7,8 +7,10 @@
 -- SWE-bench's last apply attempt, decodes git's quoted names and writes
 -- where they point, so a hook in .git/hooks, or a config that runs a
 -- command, would be installed, and every later git command would run it.
--- rock checks every name a header gives (decoded), and never hands a patch
--- with a symlink to GNU patch (which follows one into .git). Linear time:
+-- rock checks every name a header gives (decoded), in every header shape
+-- GNU patch honours (indented, RFC 934 "- ", context `***`/`---`, `Index:`,
+-- names ending at a tab or a timestamp), and never hands a patch with a
+-- symlink to GNU patch (which follows one into .git). Linear time:
 -- plain finds and anchored matches only.
 local errors = require "rock.errors"
 
@@ -53,9 +55,9 @@ function M.unquote(s)
 end
 
 -- does this name have a ".git" or ".." component? Unquoted names are split
--- on blanks too: GNU patch ends a name at a blank, git at " b/".
+-- on white space too: GNU patch ends a name at any (isspace), git at " b/".
 local function bad_name(name, quoted)
-  local sep = quoted and "[^/]+" or "[^/ \t]+"
+  local sep = quoted and "[^/]+" or "[^/%s]+"
   for part in name:gmatch(sep) do
     if part == ".." or part:lower() == ".git" then return true end
   end
@@ -118,8 +120,23 @@ function M.hunk_counts(line)
   return tonumber(old) or 1, tonumber(new) or 1
 end
 
-local HEADERS = { "diff --git ", "--- ", "+++ ", "*** ", "Index: ", "rename from ", "rename to ",
-  "copy from ", "copy to ", "Prereq: " }
+local HEADERS = { "diff --git ", "--- ", "+++ ", "*** ", "Index:", "rename from ", "rename to ",
+  "copy from ", "copy to ", "Prereq:" }
+
+-- a line as GNU patch reads a header in it: without the indent it allows
+-- (spaces, tabs and 'X's: "Patch is indented N spaces") and RFC 934's
+-- "- " encapsulation, in any order and number (more than patch takes:
+-- a refusal too many is safe, a header missed is not)
+local function unindent(line)
+  local i, n = 1, #line
+  while i <= n do
+    local c = line:byte(i)
+    if c == 32 or c == 9 or c == 88 then i = i + 1 -- ' ', '\t', 'X'
+    elseif c == 45 and line:byte(i + 1) == 32 then i = i + 2 -- "- "
+    else break end
+  end
+  return i == 1 and line or line:sub(i)
+end
 
 -- walk the header lines of a patch (hunk bodies skipped by their counts);
 -- fn(line) returns a value to stop with
@@ -152,9 +169,13 @@ end
 
 --- The first name a patch's headers give (`diff --git`, `---`, `+++`,
 --- `***`, `Index:`, `rename`/`copy from`/`to`, `Prereq:`; git's quoted
---- names decoded; hunk lines skipped) with a `.git` component (any case)
---- or a `..` component, or nil. A quoted name that does not decode is
---- returned too (no tool could be trusted to read it as rock does).
+--- names decoded; indented or RFC 934 "- " headers read as GNU patch
+--- reads them; unified hunk lines skipped by their counts, as both tools
+--- do) with a `.git` component (any case) or a `..` component, or nil.
+--- Every blank-separated word of an unquoted name is checked (GNU patch
+--- ends a name at white space, git at " b/", and a timestamp follows a
+--- tab). A quoted name that does not decode is returned too (no tool
+--- could be trusted to read it as rock does).
 ---@param patch string
 ---@return string|nil path
 function M.unsafe_path(patch)
@@ -162,6 +183,7 @@ function M.unsafe_path(patch)
     errors.raise("invalid_argument", "unsafe_path: 'patch' must be a string")
   end
   return each_header(patch, function(line)
+    line = unindent(line)
     for _, h in ipairs(HEADERS) do
       if line:sub(1, #h) == h then return check_names(line:sub(#h + 1)) end
     end
@@ -176,6 +198,7 @@ end
 ---@return boolean
 function M.has_symlink(patch)
   return each_header(patch, function(line)
+    line = unindent(line)
     if line:match("^new file mode 120000") or line:match("^deleted file mode 120000")
       or line:match("^new mode 120000") or line:match("^old mode 120000")
       or line:match("^index %x+%.%.%x+ 120000") then
