@@ -350,6 +350,7 @@ static const char *reason(int status) {
   case 200: return "OK";
   case 201: return "Created";
   case 204: return "No Content";
+  case 206: return "Partial Content";
   case 301: return "Moved Permanently";
   case 302: return "Found";
   case 304: return "Not Modified";
@@ -363,6 +364,7 @@ static const char *reason(int status) {
   case 411: return "Length Required";
   case 413: return "Payload Too Large";
   case 415: return "Unsupported Media Type";
+  case 416: return "Range Not Satisfiable";
   case 422: return "Unprocessable Entity";
   case 429: return "Too Many Requests";
   case 431: return "Request Header Fields Too Large";
@@ -950,6 +952,17 @@ void rock_http_respond_headers(rock_http_req_t *req, int status,
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size) {
   respond_any(req, status, NULL, headers, NULL, (size_t)size, NULL, fd);
+}
+
+const char *rock_http_req_header(const rock_http_req_t *req, const char *name) {
+  const char *p = req->headers, *end = p ? p + req->headers_len : NULL;
+  while (p && p < end) {
+    const char *v = p + strlen(p) + 1;
+    if (v >= end) break;
+    if (!strcmp(p, name)) return v;
+    p = v + strlen(v) + 1;
+  }
+  return NULL;
 }
 
 /* ---- listening ---- */

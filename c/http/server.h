@@ -182,4 +182,8 @@ void rock_http_respond_headers(rock_http_req_t *req, int status,
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size);
 
+/* The value of the first request header called name (lowercase), or
+ * NULL: absent, or the server keeps no headers (opts.max_header 0). */
+const char *rock_http_req_header(const rock_http_req_t *req, const char *name);
+
 #endif

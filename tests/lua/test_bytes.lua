@@ -1,0 +1,207 @@
+-- test_bytes.lua: the rocklet's raw byte routes (issue 18), straight over
+-- its socket with rock.http: GET/HEAD/PUT /file (exact bytes, ranges,
+-- streamed both ways) and /execute answered raw (Accept:
+-- application/octet-stream). Byte-exact round trips (all 256 byte values,
+-- 0 bytes, 1 byte, 100 MB), ranges at and past the end, a 1 GB sparse file
+-- streamed with the rocklet's memory flat, clients that go away mid-stream.
+local rock = require "rock"
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+local json = rock.json
+local uv = rock.uv
+local rocklet = require "rock.rocklet"
+
+local sb = rock.sandbox.start{ backend = "local" }
+local dir = T.scratch(sb)
+local pid = rocklet.call(sb.socket, "/is_alive", {}, 30).pid
+
+local function urlencode(s)
+  return (s:gsub("[^%w%-._~/]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+
+local function req(method, path, opts)
+  opts = opts or {}
+  return rock.http.request{ url = "http://rocklet/file?path=" .. urlencode(path),
+    unix_socket = sb.socket, method = method, body = opts.body, headers = opts.headers,
+    timeout = 60 }
+end
+
+local function put(path, bytes)
+  local r = req("PUT", path, { body = bytes })
+  T.eq(r.status, 200, "PUT " .. path .. ": " .. r.body)
+  return json.decode(r.body)
+end
+
+local function temps(d)
+  return sb:execute{ command = "ls -A '" .. d .. "' | grep -c rock-tmp" }.stdout
+end
+
+local function status_kib(field)
+  for line in io.lines("/proc/" .. pid .. "/status") do
+    local kb = line:match("^" .. field .. ":%s+(%d+)")
+    if kb then return tonumber(kb) end
+  end
+end
+
+local function fds()
+  return #T.listdir("/proc/" .. pid .. "/fd")
+end
+
+T.test("PUT then GET /file: every byte value, 0 bytes, 1 byte, exactly", function()
+  local all = {}
+  for i = 0, 255 do all[#all + 1] = string.char(i) end
+  all = table.concat(all)
+  for _, bytes in ipairs{ all, all:rep(257), "", "\0", "\255" } do
+    local path = dir .. "/deep er/b ü.bin"
+    local a = put(path, bytes)
+    T.eq(a.success, true)
+    T.eq(a.message, "wrote " .. #bytes .. " bytes to " .. path)
+    local r = req("GET", path)
+    T.eq(r.status, 200)
+    T.eq(r.headers["content-type"], "application/octet-stream")
+    T.eq(r.headers["content-length"], tostring(#bytes))
+    T.eq(r.body, bytes)
+    local h = req("HEAD", path)
+    T.eq(h.status, 200)
+    T.eq(h.headers["content-length"], tostring(#bytes))
+    T.eq(h.body, "")
+  end
+  T.eq(temps(dir .. "/deep er"), "0\n")
+end)
+
+T.test("100 MB round trip through PUT and GET /file, byte for byte", function()
+  local chunk = {}
+  for i = 0, 65535 do chunk[#chunk + 1] = string.char((i * 7 + (i >> 8)) % 256) end
+  chunk = table.concat(chunk)
+  local big = chunk:rep(100 * 1000 * 1000 // #chunk) .. chunk:sub(1, 100 * 1000 * 1000 % #chunk)
+  T.eq(#big, 100000000)
+  put(dir .. "/big.bin", big)
+  T.eq(T.file_size(dir .. "/big.bin"), 100000000)
+  local r = req("GET", dir .. "/big.bin")
+  T.eq(r.status, 200)
+  T.ok(r.body == big, "the same 100 MB back")
+  os.remove(dir .. "/big.bin")
+end)
+
+T.test("ranges: a-b, a-, -n, at and past the end", function()
+  local path = dir .. "/ten"
+  put(path, "0123456789")
+  local function range(spec)
+    return req("GET", path, { headers = { Range = spec } })
+  end
+  local cases = { -- spec, status, body, Content-Range
+    { "bytes=2-4", 206, "234", "bytes 2-4/10" },
+    { "bytes=7-", 206, "789", "bytes 7-9/10" },
+    { "bytes=-3", 206, "789", "bytes 7-9/10" },
+    { "bytes=-30", 206, "0123456789", "bytes 0-9/10" },
+    { "bytes=9-9", 206, "9", "bytes 9-9/10" },
+    { "bytes=8-100", 206, "89", "bytes 8-9/10" },
+    { "bytes=0-", 206, "0123456789", "bytes 0-9/10" },
+    { "bytes=10-", 416, nil, "bytes */10" }, -- at the end
+    { "bytes=10-20", 416, nil, "bytes */10" },
+    { "bytes=99-", 416, nil, "bytes */10" }, -- past it
+    { "bytes=-0", 416, nil, "bytes */10" },
+    { "bytes=5-2", 200, "0123456789" }, -- invalid: ignored, the whole file
+    { "bytes=0-1,4-5", 200, "0123456789" }, -- several: the whole file
+    { "items=0-1", 200, "0123456789" },
+  }
+  for _, c in ipairs(cases) do
+    local r = range(c[1])
+    T.eq(r.status, c[2], c[1])
+    if c[3] then T.eq(r.body, c[3], c[1]) end
+    T.eq(r.headers["content-range"], c[4], c[1])
+    if c[2] == 416 then
+      T.eq(json.decode(r.body).code, "invalid_argument", c[1])
+    end
+  end
+  put(path, "")
+  T.eq(range("bytes=0-").status, 416, "any range of an empty file")
+  T.eq(range("bytes=0-").headers["content-range"], "bytes */0")
+end)
+
+T.test("GET /file errors are the rocklet's JSON", function()
+  local function err(method, path, status, code)
+    local r = req(method, path)
+    T.eq(r.status, status, method .. " " .. path)
+    T.eq(json.decode(r.body).code, code, method .. " " .. path)
+  end
+  err("GET", dir .. "/nope", 404, "not_found")
+  err("GET", dir, 400, "invalid_argument")      -- a directory
+  err("GET", "/dev/null", 400, "invalid_argument") -- a device
+  sb:execute{ command = { "mkfifo", dir .. "/fifo" } }
+  err("GET", dir .. "/fifo", 400, "invalid_argument") -- never blocks
+  err("DELETE", dir .. "/nope", 405, "bad_request")
+  local r = rock.http.request{ url = "http://rocklet/file", unix_socket = sb.socket }
+  T.eq(r.status, 400)
+  T.eq(json.decode(r.body).code, "invalid_argument")
+  r = rock.http.request{ url = "http://rocklet/file", unix_socket = sb.socket, method = "PUT",
+    body = "x" }
+  T.eq(r.status, 400)
+end)
+
+T.test("a 1 GB sparse file streams with the rocklet's memory flat", function()
+  local path = dir .. "/sparse"
+  T.sh("truncate -s 1G '" .. path .. "'")
+  local before = status_kib("VmRSS")
+  -- curl writes to a pipe as it reads: the rocklet can only send as fast
+  local out = T.sh("curl -sS --unix-socket '" .. sb.socket .. "' 'http://rocklet/file?path="
+    .. urlencode(path) .. "' | wc -c")
+  T.eq(out, "1073741824\n")
+  local hwm = status_kib("VmHWM")
+  print(string.format("     rocklet RSS %d KiB before, peak %d KiB after 1 GiB", before, hwm))
+  T.ok(hwm - before < 16 * 1024, "peak RSS grew by less than 16 MiB")
+  os.remove(path)
+end)
+
+-- a raw client on the socket: send bytes, read n bytes of the answer (or
+-- none), then hang up
+local function hang_up_after(bytes, want)
+  local p = uv.new_pipe(false)
+  local got, done = 0, false
+  p:connect(sb.socket, function(e)
+    assert(not e, e)
+    p:write(bytes)
+    if want == 0 then
+      done = true
+      return
+    end
+    p:read_start(function(_, data)
+      if data then got = got + #data end
+      if not data or got >= want then
+        p:read_stop()
+        done = true
+      end
+    end)
+  end)
+  T.wait_until("the raw client is done", function() return done end, 20)
+  p:close()
+  return got
+end
+
+T.test("a client gone mid-download leaves the rocklet serving, its fd closed", function()
+  local path = dir .. "/sparse"
+  T.sh("truncate -s 1G '" .. path .. "'")
+  local n = fds()
+  local got = hang_up_after("GET /file?path=" .. urlencode(path) .. " HTTP/1.1\r\nHost: r\r\n\r\n",
+    1 << 20)
+  T.ok(got >= 1 << 20, "it began")
+  T.wait_until("the file's fd is closed", function() return fds() == n end, 10)
+  T.eq(rocklet.call(sb.socket, "/is_alive", {}, 10).is_alive, true)
+  local r = req("GET", path, { headers = { Range = "bytes=-4" } })
+  T.eq(r.body, "\0\0\0\0")
+  os.remove(path)
+end)
+
+T.test("a client gone mid-upload leaves no temp file and the rocklet serving", function()
+  local path = dir .. "/cut/partial.bin"
+  hang_up_after("PUT /file?path=" .. urlencode(path) .. " HTTP/1.1\r\nHost: r\r\n"
+    .. "Content-Length: 100000000\r\n\r\n" .. ("x"):rep(1 << 20), 0)
+  T.wait_until("the upload began", function()
+    return sb:execute{ command = { "test", "-d", dir .. "/cut" } }.exit_code == 0
+  end, 10)
+  T.wait_until("the temp file is gone", function() return temps(dir .. "/cut") == "0\n" end, 10)
+  T.eq(sb:execute{ command = { "test", "-e", path } }.exit_code, 1)
+  T.eq(rocklet.call(sb.socket, "/is_alive", {}, 10).is_alive, true)
+end)
+
+sb:stop()
+T.done()
