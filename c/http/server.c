@@ -949,6 +949,11 @@ void rock_http_respond_headers(rock_http_req_t *req, int status,
   respond_any(req, status, NULL, headers, body, len, NULL, -1);
 }
 
+void rock_http_respond_headers_take(rock_http_req_t *req, int status,
+                                    const char *headers, char *body, size_t len) {
+  respond_any(req, status, NULL, headers, body, len, body, -1);
+}
+
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size) {
   respond_any(req, status, NULL, headers, NULL, (size_t)size, NULL, fd);

@@ -175,6 +175,9 @@ void rock_http_respond_take(rock_http_req_t *req, int status,
 void rock_http_respond_headers(rock_http_req_t *req, int status,
                                const char *headers, const char *body,
                                size_t len);
+/* The same taking body (malloc'ed; freed once written): no copy. */
+void rock_http_respond_headers_take(rock_http_req_t *req, int status,
+                                    const char *headers, char *body, size_t len);
 /* Answer with size bytes read from fd (taken: closed once sent or when
  * the connection goes), streamed as the client takes them: at most two
  * 64 KiB chunks are in memory. A file shorter than size closes the

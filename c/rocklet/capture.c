@@ -136,6 +136,21 @@ int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped) {
   return rc;
 }
 
+int rock_capture_take_raw(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped) {
+  *out = c->head;
+  c->head = (rock_buf_t){0};
+  *dropped = 0;
+  if (!c->ring_cap) return 0;
+  size_t t = c->ring_len, start = c->ring_len < c->ring_cap ? 0 : c->ring_pos;
+  *dropped = c->total - out->len - t;
+  if (rock_buf_reserve(out, t)) return -ENOMEM;
+  memcpy(out->data + out->len, c->ring + start, t - start);
+  memcpy(out->data + out->len + (t - start), c->ring, start);
+  out->len += t;
+  out->data[out->len] = 0;
+  return 0;
+}
+
 void rock_capture_free(rock_capture_t *c) {
   rock_buf_free(&c->head);
   free(c->ring);

@@ -39,6 +39,11 @@ int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped);
 int rock_capture_render_parts(rock_buf_t *out, const char *head, size_t h, const char *tail,
                               size_t t, uint64_t total, const char *path, int spill_err,
                               uint64_t *dropped);
+/* The raw bytes instead, for the byte routes: out (empty) takes the whole
+ * output as it came (the buffer itself: no copy), or past the cap its head
+ * and tail joined, with *dropped the bytes between them. The capture's
+ * head is then empty. Returns 0 or -ENOMEM. */
+int rock_capture_take_raw(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped);
 /* Is the full output in the spill file? */
 int rock_capture_spilled(const rock_capture_t *c);
 /* Free memory and close the spill file (the file stays). */

@@ -35,6 +35,7 @@ struct rock_exec {
   stream_t out, err;
   uv_timer_t timer;
   int handles;
+  int raw;
 };
 
 static void job_free(uv_handle_t *h) {
@@ -49,9 +50,13 @@ static void maybe_done(rock_exec_t *j) {
   if (!j->exited || j->out.open || j->err.open || !j->done) return;
   uv_timer_stop(&j->timer);
   rock_exec_result_t r = {0};
-  uint64_t dropped;
-  rock_capture_render(&j->out.cap, &r.out, &dropped);
-  rock_capture_render(&j->err.cap, &r.err, &dropped);
+  if (j->raw) {
+    rock_capture_take_raw(&j->out.cap, &r.out, &r.out_dropped);
+    rock_capture_take_raw(&j->err.cap, &r.err, &r.err_dropped);
+  } else {
+    rock_capture_render(&j->out.cap, &r.out, &r.out_dropped);
+    rock_capture_render(&j->err.cap, &r.err, &r.err_dropped);
+  }
   r.exit_code = WIFEXITED(j->wstatus) ? WEXITSTATUS(j->wstatus) : 128 + WTERMSIG(j->wstatus);
   r.failure_reason = j->reason ? j->reason : "";
   rock_exec_done_fn done = j->done;
@@ -180,6 +185,7 @@ rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
   j->done = done_cb;
   j->data = data;
   j->pid = pid;
+  j->raw = o->raw;
   rock_capture_init(&j->out.cap, o->max_output, NULL);
   rock_capture_init(&j->err.cap, o->max_output, NULL);
   uv_pipe_init(loop, &j->out.pipe, 0);

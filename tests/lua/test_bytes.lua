@@ -203,5 +203,53 @@ T.test("a client gone mid-upload leaves no temp file and the rocklet serving", f
   T.eq(rocklet.call(sb.socket, "/is_alive", {}, 10).is_alive, true)
 end)
 
+local function execute_raw(body)
+  local r = rock.http.request{ url = "http://rocklet/execute", unix_socket = sb.socket,
+    method = "POST", body = json.encode(body), timeout = 60,
+    headers = { Accept = "application/octet-stream" } }
+  local n = tonumber(r.headers["x-stdout-length"])
+  return r, n and r.body:sub(1, n), n and r.body:sub(n + 1)
+end
+
+T.test("/execute answered raw: stdout then stderr, uncleaned, the rest in headers", function()
+  local r, out, err = execute_raw{ command = { "sh", "-c",
+    [[printf 'a\377\r\n\033[1mb\0'; printf 'e\r\n' >&2; exit 3]] } }
+  T.eq(r.status, 200)
+  T.eq(r.headers["content-type"], "application/octet-stream")
+  T.eq(out, "a\255\r\n\27[1mb\0")
+  T.eq(err, "e\r\n")
+  T.eq(r.headers["x-exit-code"], "3")
+  T.eq(r.headers["x-failure-reason"], "")
+  T.eq(r.headers["x-stdout-dropped"], "0")
+  -- seq 1000000 whole, byte for byte
+  r, out, err = execute_raw{ command = { "seq", "1000000" }, max_output = 16 << 20 }
+  local want = {}
+  for i = 1, 1000000 do want[i] = i end
+  T.ok(out == table.concat(want, "\n") .. "\n", "seq's 6.9 MB exactly")
+  T.eq(err, "")
+  -- past max_output: head and tail joined, the count in a header
+  r, out = execute_raw{ command = { "head", "-c", "10000", "/dev/zero" }, max_output = 1000 }
+  T.eq(#out, 1000)
+  T.eq(r.headers["x-stdout-dropped"], "9000")
+  -- a timeout, and errors stay JSON
+  r = execute_raw{ command = { "sleep", "5" }, timeout = 0.2 }
+  T.eq(r.headers["x-failure-reason"], "timeout")
+  T.eq(r.headers["x-exit-code"], "137")
+  r = execute_raw{ command = { "no-such-command-here" } }
+  T.eq(r.status, 500)
+  T.eq(json.decode(r.body).code, "spawn_failed")
+end)
+
+T.test("a spilled session output is read whole through GET /file", function()
+  sb:create_session{ session = "s" }
+  local a = sb:run_in_session{ session = "s", command = "seq 100000", max_output = 1000 }
+  T.ok(a.output_file, "spilled")
+  local r = req("GET", a.output_file)
+  local want = {}
+  for i = 1, 100000 do want[i] = i end
+  T.ok(r.body == table.concat(want, "\n") .. "\n", "the full output")
+  sb:close_session{ session = "s" }
+end)
+
 sb:stop()
 T.done()

@@ -663,7 +663,7 @@ typedef struct {
   char *out, *err;
 } xgot_t;
 
-static void on_exec(const rock_exec_result_t *r, void *data) {
+static void on_exec(rock_exec_result_t *r, void *data) {
   xgot_t *x = data;
   x->calls++;
   x->code = r->exit_code;
