@@ -1,6 +1,8 @@
-/* exec.c: one process outside any session (see exec.h). The child's
- * preamble is child.c's; capture.c keeps each stream within its cap;
- * procs.c reaps the child and finds its tree to kill. */
+/* exec.c: one process outside any session (see exec.h). It is started
+ * directly, argv as given (a string command is /bin/sh -c's argv): vfork
+ * and execve in child.c, no copy of the rocklet's memory, no shell.
+ * capture.c keeps each stream within its cap; procs.c reaps the child and
+ * finds its tree to kill. */
 #include "exec.h"
 
 #include <errno.h>
@@ -16,6 +18,8 @@
 #include "child.h"
 #include "procs.h"
 #include "session.h"
+
+extern char **environ;
 
 #define MAX_KILL 1024
 #define DRAIN_MS 200
@@ -143,40 +147,29 @@ rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
     snprintf(msg, msg_cap, "no memory for a job");
     return ROCK_E_NO_MEMORY;
   }
-  int po[2] = {-1, -1}, pe[2] = {-1, -1}, ps[2] = {-1, -1};
-  if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(ps, O_CLOEXEC)) {
-    int e = errno;
-    int fds[] = {po[0], po[1], pe[0], pe[1], ps[0], ps[1]};
-    close_fds(fds, 6);
+  int po[2] = {-1, -1}, pe[2] = {-1, -1};
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  char **envp = rock__child_env(o->env);
+  if (null < 0 || !envp || pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
+    int e = !envp ? ENOMEM : errno;
+    int fds[] = {po[0], po[1], pe[0], pe[1], null};
+    close_fds(fds, 5);
+    if (envp && envp != environ) free(envp);
     free(j);
     snprintf(msg, msg_cap, "pipe: %s", strerror(e));
-    return ROCK_E_SPAWN_FAILED;
+    return e == ENOMEM ? ROCK_E_NO_MEMORY : ROCK_E_SPAWN_FAILED;
   }
-  pid_t pid = fork();
-  if (pid == 0) {
-    rock__child_preamble(1);
-    int null = open("/dev/null", O_RDONLY);
-    if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
-      rock__child_fail(ps[1], errno);
-    int e = rock__child_setup(o->env, o->cwd);
-    if (!e) {
-      execvp(o->argv[0], o->argv);
-      e = errno;
-    }
-    rock__child_fail(ps[1], e); /* tells the parent why, exits as a shell would */
-  }
-  int fork_errno = pid < 0 ? errno : 0;
-  int mine[] = {po[1], pe[1], ps[1]};
+  /* no shell, no copy of our memory: vfork + execve (child.c) */
+  int e = 0;
+  pid_t pid = rock__child_spawn(o->argv, envp, o->cwd, null, po[1], pe[1], &e);
+  if (envp != environ) free(envp);
+  int mine[] = {po[1], pe[1], null};
   close_fds(mine, 3);
-  int child_errno = pid > 0 ? rock__child_status(ps[0]) : 0;
-  close(ps[0]);
-  int wrc = 0;
-  if (pid > 0 && !child_errno) wrc = rock_procs_watch(pid, on_exit_cb, j);
-  if (pid < 0 || child_errno || wrc) {
+  int wrc = pid > 0 ? rock_procs_watch(pid, on_exit_cb, j) : 0;
+  if (pid < 0 || wrc) {
     int fds[] = {po[0], pe[0]};
     close_fds(fds, 2);
-    int e = pid < 0 ? fork_errno : child_errno ? child_errno : -wrc;
-    if (wrc) kill(pid, SIGKILL); /* reaped by procs.c, unwatched */
+    if (wrc) e = -wrc, kill(pid, SIGKILL); /* reaped by procs.c, unwatched */
     free(j);
     snprintf(msg, msg_cap, "%s %s: %s", o->cwd && e == ENOENT ? "cwd or command" : "command",
              o->argv[0], strerror(e));

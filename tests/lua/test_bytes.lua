@@ -240,6 +240,35 @@ T.test("/execute answered raw: stdout then stderr, uncleaned, the rest in header
   T.eq(json.decode(r.body).code, "spawn_failed")
 end)
 
+T.test("/execute argv is spawned directly (vfork + execve): execvp's rules kept", function()
+  local bin = dir .. "/bin"
+  sb:execute{ command = { "mkdir", "-p", bin } }
+  T.write(bin .. "/hi", "#!/bin/sh\necho hi \"$@\" from \"$PWD\"\n")
+  T.write(bin .. "/noshebang", "echo no shebang $1\n") -- ENOEXEC: run by /bin/sh
+  T.write(bin .. "/noexec", "#!/bin/sh\necho never\n")
+  sb:execute{ command = { "chmod", "+x", bin .. "/hi", bin .. "/noshebang" } }
+  -- the PATH searched is the one env gives, relative to cwd
+  local r = sb:execute{ command = { "hi", "a b" }, env = { PATH = bin .. ":/usr/bin:/bin" },
+    cwd = "/" }
+  T.eq(r.stdout, "hi a b from /\n")
+  T.eq(sb:execute{ command = { "noshebang", "x" }, env = { PATH = bin } }.stdout,
+    "no shebang x\n")
+  T.eq(sb:execute{ command = { "./hi" }, cwd = bin }.stdout, "hi from " .. bin .. "\n")
+  T.eq(sb:execute{ command = { "sh", "-c", "echo $A$B" }, env = { A = "1", B = "2" } }.stdout,
+    "12\n")
+  -- not executable (EACCES), not found, a bad cwd: spawn_failed
+  T.raises("spawn_failed", sb.execute, sb, { command = { "noexec" }, env = { PATH = bin } })
+  T.raises("spawn_failed", sb.execute, sb, { command = { bin .. "/noexec" } })
+  T.raises("spawn_failed", sb.execute, sb, { command = { "hi" }, env = { PATH = "/nonexistent" } })
+  T.raises("spawn_failed", sb.execute, sb, { command = { "true" }, cwd = dir .. "/nope" })
+  -- its own session, stdin /dev/null, signals at their defaults
+  r = sb:execute{ command = { "sh", "-c",
+    "ps -o sid= -p $$ | tr -d ' '; echo $$; cat; grep SigIgn /proc/$$/status" } }
+  local sid, pid_, rest = r.stdout:match("^(%d+)\n(%d+)\n(.*)$")
+  T.eq(sid, pid_, "a session of its own")
+  T.eq(rest, "SigIgn:\t0000000000000000\n")
+end)
+
 T.test("a spilled session output is read whole through GET /file", function()
   sb:create_session{ session = "s" }
   local a = sb:run_in_session{ session = "s", command = "seq 100000", max_output = 1000 }
