@@ -1,6 +1,8 @@
 /* reply.c: answers and argument readers for every endpoint (see reply.h). */
 #include "reply.h"
 
+#include "../core/jsonstr.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -35,6 +37,42 @@ void reply_json(rock_http_req_t *req, json_t *obj) {
     return;
   }
   rock_http_respond_take(req, 200, "application/json", s, strlen(s)); /* no copy */
+  if (hook) hook();
+}
+
+void reply_json_texts(rock_http_req_t *req, json_t *obj, size_t n, const char *const *keys,
+                      const char *const *texts, const size_t *lens) {
+  if (!n) {
+    reply_json(req, obj);
+    return;
+  }
+  char *rest = obj ? json_dumps(obj, JSON_COMPACT) : NULL; /* "{...}" */
+  json_decref(obj);
+  size_t rl = rest ? strlen(rest) : 0, need = rl + 1;
+  for (size_t i = 0; i < n; i++)
+    need += strlen(keys[i]) + 4 + rock_json_quote_len(texts[i] ? texts[i] : "", lens[i]);
+  char *a = rest && rl >= 2 ? malloc(need) : NULL, *o = a;
+  if (!a) {
+    free(rest);
+    reply_error(req, ROCK_E_NO_MEMORY, "could not encode the answer");
+    return;
+  }
+  *o++ = '{';
+  for (size_t i = 0; i < n; i++) {
+    size_t kl = strlen(keys[i]);
+    *o++ = '"';
+    memcpy(o, keys[i], kl);
+    o += kl;
+    *o++ = '"';
+    *o++ = ':';
+    o = rock_json_quote(o, texts[i] ? texts[i] : "", lens[i]);
+    *o++ = ',';
+  }
+  if (rl == 2) o[-1] = '}'; /* nothing else: the last comma closes it */
+  else memcpy(o, rest + 1, rl - 1), o += rl - 1;
+  *o = 0;
+  free(rest);
+  rock_http_respond_take(req, 200, "application/json", a, (size_t)(o - a));
   if (hook) hook();
 }
 

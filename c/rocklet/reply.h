@@ -14,6 +14,11 @@
 
 /* Answer with a JSON object (stolen) or with an error {code, message}. */
 void reply_json(rock_http_req_t *req, json_t *obj);
+/* The same with n big text fields first: keys[i] (plain names) holding
+ * texts[i] (lens[i] bytes of valid UTF-8), each escaped once straight into
+ * the answer (core/jsonstr.h): jansson never holds them. */
+void reply_json_texts(rock_http_req_t *req, json_t *obj, size_t n, const char *const *keys,
+                      const char *const *texts, const size_t *lens);
 void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same with an explicit HTTP status (405 for a wrong method). */

@@ -49,11 +49,11 @@ static void done(rock_exec_result_t *r, void *data) {
     return;
   }
   json_t *o = json_object();
-  json_object_set_new(o, "stdout", json_stringn(r->out.data ? r->out.data : "", r->out.len));
-  json_object_set_new(o, "stderr", json_stringn(r->err.data ? r->err.data : "", r->err.len));
   json_object_set_new(o, "exit_code", json_integer(r->exit_code));
   json_object_set_new(o, "failure_reason", json_string(r->failure_reason));
-  reply_json(req, o);
+  const char *keys[] = {"stdout", "stderr"}, *texts[] = {r->out.data, r->err.data};
+  size_t lens[] = {r->out.len, r->err.len};
+  reply_json_texts(req, o, 2, keys, texts, lens); /* escaped once, not by jansson */
 }
 
 static void aborted(rock_http_req_t *req) { rock_exec_kill(req->user, "cancelled"); }

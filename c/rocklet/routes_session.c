@@ -49,10 +49,10 @@ static entry_t *find(const char *name) {
   return NULL;
 }
 
-static json_t *result_json(const rock_session_result_t *r) {
+/* A run's answer: its output escaped once into the answer (reply.c), the
+ * other fields by jansson. */
+static void reply_result(rock_http_req_t *req, const rock_session_result_t *r) {
   json_t *o = json_object();
-  json_object_set_new(o, "output", json_stringn(r->output.data ? r->output.data : "",
-                                                r->output.len));
   json_object_set_new(o, "exit_code", r->have_status ? json_integer(r->exit_code) : json_null());
   json_object_set_new(o, "failure_reason", json_string(r->failure_reason ? r->failure_reason : ""));
   json_object_set_new(o, "truncated", json_boolean(r->truncated));
@@ -60,7 +60,9 @@ static json_t *result_json(const rock_session_result_t *r) {
   json_object_set_new(o, "output_bytes", json_integer((json_int_t)r->output_bytes));
   json_object_set_new(o, "output_file", r->output_file ? json_string(r->output_file) : json_null());
   json_object_set_new(o, "session_type", json_string("bash"));
-  return o;
+  const char *key = "output", *text = r->output.data;
+  size_t len = r->output.len;
+  reply_json_texts(req, o, 1, &key, &text, &len);
 }
 
 /* Answer the parked run, if any, with an error (its session is going). */
@@ -108,7 +110,7 @@ static void started(rock_session_t *s, const rock_session_result_t *r, void *dat
   e->create_req = NULL;
   if (!r->err && !strcmp(r->failure_reason, "session_ended")) e->told = 1;
   if (!r->err) {
-    if (req) reply_json(req, result_json(r));
+    if (req) reply_result(req, r);
     return;
   }
   e->dead = 1; /* bash is on its way out; on_end frees e */
@@ -262,7 +264,7 @@ static void ran(rock_session_t *s, const rock_session_result_t *r, void *data) {
   if (ended) e->told = 1;
   if (req) { /* else answered at shutdown */
     if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
-    else reply_json(req, result_json(r));
+    else reply_result(req, r);
   }
   if (!e->next_req) return;
   if (ended || rocklet.shutting_down) {
