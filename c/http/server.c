@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -39,6 +40,9 @@ typedef union {
 } io_t;
 
 #define FILE_CHUNK (64u << 10)
+/* What one sendfile call is asked to send of an answer's file (none of it
+ * passes through our memory). */
+#define SENDFILE_CHUNK (1u << 20)
 
 struct rock_http_server {
   io_t listener;
@@ -89,6 +93,7 @@ struct rock_http_conn {
   unsigned nfields;   /* its header fields so far (kept headers) */
   int file_fd;        /* an answer's file being sent, or -1 */
   uint64_t file_left; /* its bytes not yet read */
+  int no_sendfile;    /* sendfile refused this file or socket */
   char peer[48];
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
       expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1;
@@ -791,10 +796,51 @@ static const http_parser_settings settings = {
 
 /* ---- answers ---- */
 
-/* Send the next chunk of the answer's file while fewer than two are in
- * flight; at its end go on with the connection's next request. */
+/* While nothing is queued on the connection, the kernel copies the file
+ * to the socket itself (sendfile: no pass through our memory), until the
+ * socket is full (as a write that succeeds at once goes on until then).
+ * Returns 0 (the socket is full, or sendfile cannot serve this pair: go on
+ * with read + write) or -1 once the connection closed. */
+static int file_sendfile(rock_http_conn_t *c) {
+  uv_os_fd_t sfd;
+  if (uv_fileno(&c->handle.h, &sfd)) {
+    c->no_sendfile = 1;
+    return 0;
+  }
+  while (c->file_left > 0) {
+    size_t want = c->file_left < SENDFILE_CHUNK ? (size_t)c->file_left : SENDFILE_CHUNK;
+    ssize_t n = sendfile(sfd, c->file_fd, NULL, want);
+    if (n > 0) {
+      c->file_left -= (uint64_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+      c->no_sendfile = 1; /* read + write from now on */
+      return 0;
+    }
+    /* 0: the file is shorter than said; else the client is gone */
+    if (n == 0)
+      rock_log(ROCK_LOG_WARN, "http", "msg=\"answer file ended early: connection closed\"");
+    conn_close(c);
+    return -1;
+  }
+  return 0;
+}
+
+/* Send the answer's file: by sendfile while the connection has nothing
+ * queued; when the socket is full, one chunk through libuv (which waits
+ * for the socket to take it), then sendfile again. Without sendfile, read
+ * + write with at most two 64 KiB chunks in flight. At its end go on with
+ * the connection's next request. */
 static void file_pump(rock_http_conn_t *c) {
-  while (c->file_fd >= 0 && c->writes < 2 && c->file_left > 0 && !c->closing) {
+  while (c->file_fd >= 0 && c->file_left > 0 && !c->closing) {
+    if (!c->writes && !c->no_sendfile) {
+      if (file_sendfile(c)) return;
+      if (!c->file_left) break;
+    }
+    if (c->writes >= (c->no_sendfile ? 2 : 1)) break;
     size_t want = c->file_left < FILE_CHUNK ? (size_t)c->file_left : FILE_CHUNK;
     char *buf = malloc(want);
     ssize_t n = -1;

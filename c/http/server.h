@@ -179,9 +179,11 @@ void rock_http_respond_headers(rock_http_req_t *req, int status,
 void rock_http_respond_headers_take(rock_http_req_t *req, int status,
                                     const char *headers, char *body, size_t len);
 /* Answer with size bytes read from fd (taken: closed once sent or when
- * the connection goes), streamed as the client takes them: at most two
- * 64 KiB chunks are in memory. A file shorter than size closes the
- * connection after what it had. */
+ * the connection goes), streamed as the client takes them: by sendfile
+ * from fd's offset while the socket takes it (no byte in our memory), a
+ * 64 KiB chunk through libuv while it is full; read + write with at most
+ * two 64 KiB chunks in memory where sendfile cannot serve. A file shorter
+ * than size closes the connection after what it had. */
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size);
 
