@@ -240,6 +240,26 @@ T.test("/execute answered raw: stdout then stderr, uncleaned, the rest in header
   T.eq(json.decode(r.body).code, "spawn_failed")
 end)
 
+T.test("raw output scrubbed by rock.core.output_clean is the JSON route's text, corpus-exact", function()
+  local data = T.sh("realpath '" .. arg[0]:match("(.*/)") .. "../rocklet/data/scrub'")
+    :gsub("\n$", "") .. "/" -- the rocklet's cwd is not ours
+  local n = 0
+  for _, name in ipairs(T.listdir(data)) do
+    local base = name:match("^(.*)%.in$")
+    if base then
+      n = n + 1
+      local _, raw = execute_raw{ command = { "cat", data .. name } }
+      T.eq(raw, T.read(data .. name), base .. " raw is the bytes")
+      local text = sb:execute{ command = { "cat", data .. name } }.stdout
+      T.eq(rock.core.output_clean(raw), text, base .. " scrubbed as the JSON route")
+      T.eq(text, T.read(data .. base .. ".out"), base .. " as the corpus says")
+    end
+  end
+  T.ok(n >= 20, "the corpus is there")
+  local s = "plain"
+  T.ok(rock.core.output_clean(s) == s)
+end)
+
 T.test("/execute argv is spawned directly (vfork + execve): execvp's rules kept", function()
   local bin = dir .. "/bin"
   sb:execute{ command = { "mkdir", "-p", bin } }
