@@ -389,10 +389,19 @@ static const char *reason(int status) {
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf);
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
 
+/* A body streamed to a file (body_fd) is read this much at a time: its
+ * bytes go straight on to the file, fewer and larger reads and writes. */
+#define SINK_READ_AHEAD (256u << 10)
+
+/* The read-ahead of c now. */
+static size_t read_ahead(const rock_http_conn_t *c) {
+  return c->cur && c->cur->body_fd >= 0 ? SINK_READ_AHEAD : ROCK_HTTP_READ_AHEAD;
+}
+
 /* Read while there is room in the read-ahead and an answer may follow. */
 static void set_reading(rock_http_conn_t *c) {
   if (c->closing) return;
-  int want = !c->linger && c->in.len - c->in_off < ROCK_HTTP_READ_AHEAD - 1;
+  int want = !c->linger && c->in.len - c->in_off < read_ahead(c) - 1;
   if (want && !c->reading) {
     if (uv_read_start(&c->handle.s, alloc_cb, read_cb) == 0)
       c->reading = 1;
@@ -506,9 +515,9 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
     c->in = c->server->spare;
     c->server->spare = (rock_buf_t){0};
   }
-  /* at most READ_AHEAD bytes with the NUL rock_buf keeps */
-  size_t room = ROCK_HTTP_READ_AHEAD - 1 - left;
-  if (left >= ROCK_HTTP_READ_AHEAD - 1 || rock_buf_reserve(&c->in, room)) {
+  /* at most the read-ahead with the NUL rock_buf keeps */
+  size_t ahead = read_ahead(c), room = ahead - 1 - left;
+  if (left >= ahead - 1 || rock_buf_reserve(&c->in, room)) {
     *buf = uv_buf_init(NULL, 0);
     return;
   }

@@ -23,7 +23,8 @@ typedef struct rock_http_conn rock_http_conn_t;
 
 /* Bytes a connection reads ahead of the request it is parsing or waiting
  * on; past it the server stops reading that connection until its answer
- * is sent (backpressure). The read-ahead lets it see a client hang up. */
+ * is sent (backpressure). The read-ahead lets it see a client hang up.
+ * While a body streams to a file (body_fd) it reads 256 KiB at a time. */
 #define ROCK_HTTP_READ_AHEAD (64u << 10)
 
 /* Header fields a request may have when the headers are kept (past it
