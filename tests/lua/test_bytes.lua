@@ -103,6 +103,8 @@ T.test("ranges: a-b, a-, -n, at and past the end", function()
     { "bytes=5-2", 200, "0123456789" }, -- invalid: ignored, the whole file
     { "bytes=0-1,4-5", 200, "0123456789" }, -- several: the whole file
     { "items=0-1", 200, "0123456789" },
+    { "bytes=99999999999999999999-", 200, "0123456789" }, -- past 2^63: junk, ignored
+    { "bytes= 3-3 ", 206, "3", "bytes 3-3/10" },
   }
   for _, c in ipairs(cases) do
     local r = range(c[1])
@@ -116,6 +118,22 @@ T.test("ranges: a-b, a-, -n, at and past the end", function()
   put(path, "")
   T.eq(range("bytes=0-").status, 416, "any range of an empty file")
   T.eq(range("bytes=0-").headers["content-range"], "bytes */0")
+end)
+
+T.test("ranges past 4 GiB in a sparse 5 GiB file (64-bit offsets)", function()
+  local path = dir .. "/five"
+  T.sh("truncate -s 5G '" .. path .. "' && printf ABCD | dd of='" .. path
+    .. "' bs=1 seek=4294967296 conv=notrunc status=none && printf WXYZ | dd of='" .. path
+    .. "' bs=1 seek=5368709116 conv=notrunc status=none")
+  local r = req("GET", path, { headers = { Range = "bytes=4294967296-4294967299" } })
+  T.eq(r.status, 206)
+  T.eq(r.body, "ABCD")
+  T.eq(r.headers["content-range"], "bytes 4294967296-4294967299/5368709120")
+  r = req("GET", path, { headers = { Range = "bytes=-4" } })
+  T.eq(r.body, "WXYZ")
+  T.eq(req("HEAD", path).headers["content-length"], "5368709120")
+  T.eq(req("GET", path, { headers = { Range = "bytes=5368709120-" } }).status, 416)
+  os.remove(path)
 end)
 
 T.test("GET /file errors are the rocklet's JSON", function()
