@@ -1,8 +1,10 @@
 /* child.h: what every process the rocklet starts does between fork and
- * exec, written once for bash sessions (bash.c) and /execute (exec.c):
- * signal mask and dispositions back to defaults, a session and process
- * group of its own, the caller's environment, its cwd; and how it tells the
- * parent why it could not start (an errno on a status pipe). */
+ * exec, written once for bash sessions (bash.c), jobs (jobs.c) and
+ * /execute (exec.c): signal mask and dispositions back to defaults, a
+ * session and process group of its own, the caller's environment, its cwd;
+ * and how it tells the parent why it could not start (an errno on a status
+ * pipe). /execute starts its argv with rock__child_spawn instead: vfork
+ * and the same preamble with no copy of the rocklet's memory. */
 #ifndef ROCK_ROCKLET_CHILD_H
 #define ROCK_ROCKLET_CHILD_H
 

@@ -37,7 +37,7 @@ typedef void (*rock_exec_done_fn)(rock_exec_result_t *r, void *data);
 
 /* Start the process. Returns 0 (done_cb follows; *out, if out is not NULL,
  * identifies the job until then), or an error at once with msg filled:
- * SPAWN_FAILED (pipe, fork, exec, cwd: the child's errno), NO_MEMORY,
+ * SPAWN_FAILED (pipe, vfork, exec, cwd: the child's errno), NO_MEMORY,
  * INVALID_ARGUMENT. */
 rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
                        rock_exec_done_fn done_cb, void *data,
