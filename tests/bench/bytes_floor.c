@@ -1,6 +1,7 @@
 /* bytes_floor.c: the raw floors the byte routes are measured against.
  *   bytes_floor spawn N     median microseconds of posix_spawnp("true") + waitpid
- *   bytes_floor cat FILE R  median ms of `cat FILE` into a pipe, read whole
+ *   bytes_floor pipe R CMD ARGS...  median ms of CMD's stdout into a pipe,
+ *                           read whole (`cat FILE`, `seq 1000000`)
  *   bytes_floor sock FILE R median ms of FILE's bytes (read into memory
  *                           first) over a unix socket, read whole: no
  *                           processing at either end
@@ -12,7 +13,8 @@
  * from a Lua client's:
  *   bytes_floor get SOCK PATH R     median ms of GET /file?path=PATH
  *   bytes_floor put SOCK PATH FILE R  median ms of PUT /file?path=PATH, FILE's bytes
- *   bytes_floor post SOCK URL BODY N  median us of POST URL with BODY (JSON) */
+ *   bytes_floor post SOCK URL BODY N [raw]  median us of POST URL with BODY
+ *                           (JSON); raw: with Accept: application/octet-stream */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <spawn.h>
@@ -106,9 +108,10 @@ static int client(int argc, char **argv) {
     int n = atoi(argv[5]);
     double *v = calloc(n, sizeof *v);
     size_t bl = strlen(argv[4]);
+    const char *acc = argc > 6 && !strcmp(argv[6], "raw") ? "Accept: application/octet-stream\r\n" : "";
     int hl = snprintf(req, sizeof req,
-                      "POST %s HTTP/1.1\r\nHost: r\r\nContent-Length: %zu\r\n\r\n%s",
-                      argv[3], bl, argv[4]);
+                      "POST %s HTTP/1.1\r\nHost: r\r\n%sContent-Length: %zu\r\n\r\n%s",
+                      argv[3], acc, bl, argv[4]);
     for (int i = -20; i < n; i++) { /* 20 to warm up */
       double t = now_us();
       write_all(fd, req, (size_t)hl);
@@ -153,7 +156,7 @@ int main(int argc, char **argv) {
                     (!strcmp(argv[1], "put") && argc >= 6)))
     return client(argc, argv);
   if (argc < 3) {
-    fprintf(stderr, "usage: bytes_floor spawn N | cat FILE R | sock FILE R | write FILE R\n");
+    fprintf(stderr, "usage: bytes_floor spawn N | pipe R CMD... | sock FILE R | write FILE R | get | put | post\n");
     return 2;
   }
   if (!strcmp(argv[1], "spawn")) {
@@ -169,6 +172,37 @@ int main(int argc, char **argv) {
       v[i] = now_us() - t;
     }
     printf("%.1f\n", median(v, n));
+    return 0;
+  }
+  if (!strcmp(argv[1], "pipe") && argc > 3) {
+    int r = atoi(argv[2]);
+    double *v = calloc(r + 1, sizeof *v);
+    size_t cap = 1 << 20;
+    char *buf = malloc(cap);
+    for (int i = -1; i < r; i++) { /* one to warm up */
+      int p[2];
+      if (pipe(p)) return 1;
+      posix_spawn_file_actions_t fa;
+      posix_spawn_file_actions_init(&fa);
+      posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+      posix_spawn_file_actions_addclose(&fa, p[0]);
+      double t = now_us();
+      pid_t pid;
+      if (posix_spawnp(&pid, argv[3], &fa, NULL, argv + 3, environ)) return 1;
+      close(p[1]);
+      size_t have = 0;
+      for (;;) { /* into memory, as a server would hold it */
+        if (have + (1 << 16) > cap) buf = realloc(buf, cap *= 2);
+        ssize_t n = read(p[0], buf + have, cap - have);
+        if (n <= 0) break;
+        have += (size_t)n;
+      }
+      waitpid(pid, NULL, 0);
+      if (i >= 0) v[i] = (now_us() - t) / 1e3;
+      close(p[0]);
+      posix_spawn_file_actions_destroy(&fa);
+    }
+    printf("%.2f\n", median(v, r));
     return 0;
   }
   const char *file = argv[2];
@@ -196,24 +230,6 @@ int main(int argc, char **argv) {
       close(fd);
       v[i] = (now_us() - t) / 1e3;
       unlink(out);
-    } else if (!strcmp(argv[1], "cat")) {
-      int p[2];
-      if (pipe(p)) return 1;
-      posix_spawn_file_actions_t fa;
-      posix_spawn_file_actions_init(&fa);
-      posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-      posix_spawn_file_actions_addclose(&fa, p[0]);
-      char *args[] = {"cat", (char *)file, NULL};
-      double t = now_us();
-      pid_t pid;
-      if (posix_spawnp(&pid, "cat", &fa, NULL, args, environ)) return 1;
-      close(p[1]);
-      size_t got = drain(p[0], buf, cap);
-      v[i] = (now_us() - t) / 1e3;
-      close(p[0]);
-      waitpid(pid, NULL, 0);
-      posix_spawn_file_actions_destroy(&fa);
-      if (got != size) return 1;
     } else {
       int sv[2];
       if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;
