@@ -154,6 +154,18 @@ T.test("GET /file errors are the rocklet's JSON", function()
   r = rock.http.request{ url = "http://rocklet/file", unix_socket = sb.socket, method = "PUT",
     body = "x" }
   T.eq(r.status, 400)
+  -- a NUL in the path is refused, never cut short (to name another file)
+  put(dir .. "/whole", "whole")
+  for _, m in ipairs{ "GET", "PUT" } do
+    r = rock.http.request{ url = "http://rocklet/file?path=" .. urlencode(dir .. "/whole") .. "%00x",
+      unix_socket = sb.socket, method = m, body = m == "PUT" and "new" or nil }
+    T.eq(r.status, 400, m)
+    T.eq(json.decode(r.body).code, "invalid_argument", m)
+  end
+  T.eq(req("GET", dir .. "/whole").body, "whole")
+  -- a symlink is read through, as /read_file reads it
+  sb:execute{ command = { "ln", "-sf", dir .. "/whole", dir .. "/link" } }
+  T.eq(req("GET", dir .. "/link").body, "whole")
 end)
 
 T.test("a 1 GB sparse file streams with the rocklet's memory flat", function()
