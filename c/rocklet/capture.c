@@ -92,6 +92,21 @@ void rock_capture_add(rock_capture_t *c, const char *p, size_t n) {
   if (c->ring && n) ring_push(c, p, n);
 }
 
+char *rock_capture_room(rock_capture_t *c, size_t n) {
+  if (c->ring_cap || rock_buf_reserve(&c->head, n)) return NULL;
+  return c->head.data + c->head.len;
+}
+
+/* The bytes are in the head already: past the cap, go_past_cap spills
+ * them all and cuts the head as rock_capture_add would have. */
+void rock_capture_commit(rock_capture_t *c, size_t k) {
+  if (!k) return;
+  c->head.len += k;
+  c->head.data[c->head.len] = 0;
+  c->total += k;
+  if (c->head.len > c->cap) go_past_cap(c);
+}
+
 int rock_capture_spilled(const rock_capture_t *c) {
   return c->spill_fd >= 0 && !c->spill_err;
 }

@@ -27,6 +27,13 @@ typedef struct {
 /* Start an empty capture; spill_path may be NULL (no file). */
 void rock_capture_init(rock_capture_t *c, size_t cap, const char *spill_path);
 void rock_capture_add(rock_capture_t *c, const char *p, size_t n);
+/* The same without a copy, for bytes read straight into the capture:
+ * rock_capture_room gives where up to n bytes may be read (NULL past the
+ * cap, or with no memory: then read elsewhere and rock_capture_add), and
+ * rock_capture_commit takes the k <= n that were. Nothing may touch the
+ * capture in between. */
+char *rock_capture_room(rock_capture_t *c, size_t n);
+void rock_capture_commit(rock_capture_t *c, size_t k);
 /* Append what an agent reads to out: the whole output cleaned (output.h),
  * or head, a note ("[... N bytes dropped; full output: FILE ...]", or why
  * the full output could not be kept) and tail, cut at character boundaries. *dropped gets the bytes left out.

@@ -28,6 +28,7 @@ typedef struct {
   uv_pipe_t pipe;
   rock_capture_t cap;
   int open;
+  int direct; /* the read under way goes straight into cap (no copy) */
 } stream_t;
 
 struct rock_exec {
@@ -80,17 +81,27 @@ static void close_stream(stream_t *s) {
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   rock_exec_t *j = st->data;
   stream_t *s = (uv_pipe_t *)st == &j->out.pipe ? &j->out : &j->err;
-  if (n > 0) rock_capture_add(&s->cap, buf->base, n);
-  free(buf->base);
+  if (s->direct) {
+    if (n > 0) rock_capture_commit(&s->cap, (size_t)n);
+  } else {
+    if (n > 0) rock_capture_add(&s->cap, buf->base, n);
+    free(buf->base);
+  }
   if (n < 0) {
     close_stream(s);
     maybe_done(j);
   }
 }
 
+/* Within the cap the pipe is read straight into the capture's buffer:
+ * the one copy from the pipe to the answer. Past it, a buffer of its own
+ * (its bytes go to the spill file and the ring). */
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  (void)h;
-  buf->base = malloc(hint);
+  rock_exec_t *j = h->data;
+  stream_t *s = (uv_pipe_t *)h == &j->out.pipe ? &j->out : &j->err;
+  char *room = rock_capture_room(&s->cap, hint);
+  s->direct = room != NULL;
+  buf->base = room ? room : malloc(hint);
   buf->len = buf->base ? hint : 0;
 }
 
