@@ -208,6 +208,7 @@ local function hang_up_after(bytes, want)
 end
 
 T.test("a client gone mid-download leaves the rocklet serving, its fd closed", function()
+  sb:create_session{ session = "mid" }
   local path = dir .. "/sparse"
   T.sh("truncate -s 1G '" .. path .. "'")
   local n = fds()
@@ -218,6 +219,8 @@ T.test("a client gone mid-download leaves the rocklet serving, its fd closed", f
   T.eq(rocklet.call(sb.socket, "/is_alive", {}, 10).is_alive, true)
   local r = req("GET", path, { headers = { Range = "bytes=-4" } })
   T.eq(r.body, "\0\0\0\0")
+  T.eq(sb:run_in_session{ session = "mid", command = "echo usable" }.output, "usable\n")
+  sb:close_session{ session = "mid" }
   os.remove(path)
 end)
 
@@ -231,6 +234,9 @@ T.test("a client gone mid-upload leaves no temp file and the rocklet serving", f
   T.wait_until("the temp file is gone", function() return temps(dir .. "/cut") == "0\n" end, 10)
   T.eq(sb:execute{ command = { "test", "-e", path } }.exit_code, 1)
   T.eq(rocklet.call(sb.socket, "/is_alive", {}, 10).is_alive, true)
+  sb:create_session{ session = "up" }
+  T.eq(sb:run_in_session{ session = "up", command = "echo usable" }.output, "usable\n")
+  sb:close_session{ session = "up" }
 end)
 
 local function execute_raw(body)
