@@ -91,8 +91,9 @@ void files_read(rock_http_req_t *req, json_t *args) {
     rock_buf_free(&raw);
     if (e == EFBIG)
       reply_error(req, ROCK_E_INVALID_ARGUMENT,
-                  "read_file %s: larger than %zu MiB: read it in parts with "
-                  "/execute (e.g. head -c, tail -c, split)",
+                  "read_file %s: larger than %zu MiB: stream its bytes with GET "
+                  "/file?path=..., or read it in parts with /execute (e.g. head -c, "
+                  "tail -c, split)",
                   path, ROCKLET_MAX_READ >> 20);
     else
       reply_error(req, e == ENOMEM ? ROCK_E_NO_MEMORY : ROCK_E_IO,
