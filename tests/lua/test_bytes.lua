@@ -325,6 +325,49 @@ T.test("/execute argv is spawned directly (vfork + execve): execvp's rules kept"
   T.eq(rest, "SigIgn:\t0000000000000000\n")
 end)
 
+local function run_raw(body)
+  local r = rock.http.request{ url = "http://rocklet/run_in_session", unix_socket = sb.socket,
+    method = "POST", body = json.encode(body), timeout = 60,
+    headers = { Accept = "application/octet-stream" } }
+  return r, r.body
+end
+
+T.test("/run_in_session answered raw: the output's bytes, the rest in headers", function()
+  sb:create_session{ session = "raw" }
+  local r, out = run_raw{ session = "raw", command = [[printf 'a\377\r\n\033[1mb\0'; false]] }
+  T.eq(r.status, 200)
+  T.eq(r.headers["content-type"], "application/octet-stream")
+  T.eq(out, "a\255\r\n\27[1mb\0")
+  T.eq(r.headers["x-exit-code"], "1")
+  T.eq(r.headers["x-failure-reason"], "")
+  T.eq(r.headers["x-truncated"], "0")
+  T.eq(r.headers["x-output-file"], nil)
+  -- bash's messages about the command file read as for typed input, raw too
+  _, out = run_raw{ session = "raw", command = "if" }
+  T.match(out, "^bash: line %d+: syntax error")
+  T.eq(out, sb:run_in_session{ session = "raw", command = "if" }.output, "as the JSON route's")
+  -- seq 1000000 whole
+  _, out = run_raw{ session = "raw", command = "seq 1000000", max_output = 16 << 20 }
+  local want = {}
+  for i = 1, 1000000 do want[i] = i end
+  T.ok(out == table.concat(want, "\n") .. "\n", "6.9 MB exactly")
+  -- past max_output: head and tail joined; the whole in the file, named URL-encoded
+  r, out = run_raw{ session = "raw", command = "seq 100000", max_output = 1000 }
+  T.eq(#out, 1000)
+  T.eq(r.headers["x-truncated"], "1")
+  T.eq(tonumber(r.headers["x-dropped-bytes"]) + 1000, tonumber(r.headers["x-output-bytes"]))
+  local f = r.headers["x-output-file"]:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  T.ok(req("GET", f).body == table.concat(want, "\n", 1, 100000) .. "\n", "the spill whole")
+  -- the session's end, raw: the exit code in its header; then not found (JSON)
+  r, out = run_raw{ session = "raw", command = "exit 3" }
+  T.eq(r.headers["x-failure-reason"], "session_ended")
+  T.eq(r.headers["x-exit-code"], "3")
+  T.eq(out, "")
+  r = run_raw{ session = "raw", command = "true" }
+  T.eq(r.status, 404)
+  T.eq(json.decode(r.body).code, "session_not_found")
+end)
+
 T.test("a spilled session output is read whole through GET /file", function()
   sb:create_session{ session = "s" }
   local a = sb:run_in_session{ session = "s", command = "seq 100000", max_output = 1000 }
