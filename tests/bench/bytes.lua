@@ -1,6 +1,6 @@
 -- bytes.lua: the rocklet's byte routes timed from a Lua client (rock.http
 -- on the rocklet's socket, the local backend's rocklet), with the JSON
--- routes beside them.   rock bytes.lua DIR R N
+-- routes beside them (a session's run too).   rock bytes.lua DIR R N
 -- DIR holds f10 (10 MB) and f100 (100 MB); R rounds of each, N execute
 -- calls. Prints "name value unit" lines, each the median of its rounds.
 local rock = require "rock"
@@ -52,6 +52,14 @@ out("execute_raw_seq", time_ms(function()
 end), "ms")
 out("execute_json_seq", time_ms(function()
   http("/execute", "POST", seq)
+end), "ms")
+sb:create_session{ session = "b" }
+local sseq = json.encode{ session = "b", command = "seq 1000000", max_output = 16 << 20 }
+out("session_raw_seq", time_ms(function()
+  assert(#http("/run_in_session", "POST", sseq, raw).body == 6888896)
+end), "ms")
+out("session_json_seq", time_ms(function()
+  http("/run_in_session", "POST", sseq)
 end), "ms")
 local big = assert(io.open(f100, "rb")):read("a")
 local up = time_ms(function() http("/file?path=" .. dir .. "/up", "PUT", big) end)
