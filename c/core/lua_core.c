@@ -22,6 +22,7 @@
 #include "lua_core.h"
 #include "paths.h"
 #include "utf8.h"
+#include "../rocklet/output.h" /* the scrub, shared with the rocklet */
 
 #define CTX_KEY "rock.ctx"       /* registry: the context userdata */
 #define CTX_MT "rock.context" /* its metatable */
@@ -225,6 +226,24 @@ static int l_utf8_clean(lua_State *L) {
   return 1;
 }
 
+/* core.output_clean(s): command output as the rocklet returns it as text
+ * (c/rocklet/output.h: CRLF -> LF, ANSI escapes removed, invalid UTF-8 ->
+ * U+FFFD), for bytes that came raw (GET /file, a raw /execute) and are
+ * to be returned as text; s itself when nothing changes. */
+static int l_output_clean(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  rock_buf_t b = {0};
+  if (rock_output_clean(&b, s, n)) {
+    rock_buf_free(&b);
+    return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "output_clean");
+  }
+  if (b.len == n && (!n || !memcmp(b.data, s, n))) lua_settop(L, 1);
+  else lua_pushlstring(L, b.data ? b.data : "", b.len);
+  rock_buf_free(&b);
+  return 1;
+}
+
 /* core.lock_file(path) -> lock: an exclusive flock(2) on path (made if
  * missing), held until lock:release(), its __close or __gc, or the
  * process's end (kill -9 too: the kernel drops it). The fd is close-on-
@@ -333,6 +352,7 @@ const luaL_Reg lrock_core_funcs[] = {
     {"base64_encode", l_base64_encode},
     {"base64_decode", l_base64_decode},
     {"utf8_clean", l_utf8_clean},
+    {"output_clean", l_output_clean},
     {"lock_file", l_lock_file},
     {"log", l_log},
     {"log_enabled", l_log_enabled},

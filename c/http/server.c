@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -40,6 +41,9 @@ typedef union {
 } io_t;
 
 #define FILE_CHUNK (64u << 10)
+/* What one sendfile call is asked to send of an answer's file (none of it
+ * passes through our memory). */
+#define SENDFILE_CHUNK (1u << 20)
 
 struct rock_http_server {
   io_t listener;
@@ -91,6 +95,7 @@ struct rock_http_conn {
   unsigned nfields;   /* its header fields so far (kept headers) */
   int file_fd;        /* an answer's file being sent, or -1 */
   uint64_t file_left; /* its bytes not yet read */
+  int no_sendfile;    /* sendfile refused this file or socket */
   char peer[48];
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
       expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1;
@@ -352,6 +357,7 @@ static const char *reason(int status) {
   case 200: return "OK";
   case 201: return "Created";
   case 204: return "No Content";
+  case 206: return "Partial Content";
   case 301: return "Moved Permanently";
   case 302: return "Found";
   case 304: return "Not Modified";
@@ -365,6 +371,7 @@ static const char *reason(int status) {
   case 411: return "Length Required";
   case 413: return "Payload Too Large";
   case 415: return "Unsupported Media Type";
+  case 416: return "Range Not Satisfiable";
   case 422: return "Unprocessable Entity";
   case 429: return "Too Many Requests";
   case 431: return "Request Header Fields Too Large";
@@ -384,10 +391,19 @@ static const char *reason(int status) {
 static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf);
 static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
 
+/* A body streamed to a file (body_fd) is read this much at a time: its
+ * bytes go straight on to the file, fewer and larger reads and writes. */
+#define SINK_READ_AHEAD (256u << 10)
+
+/* The read-ahead of c now. */
+static size_t read_ahead(const rock_http_conn_t *c) {
+  return c->cur && c->cur->body_fd >= 0 ? SINK_READ_AHEAD : ROCK_HTTP_READ_AHEAD;
+}
+
 /* Read while there is room in the read-ahead and an answer may follow. */
 static void set_reading(rock_http_conn_t *c) {
   if (c->closing) return;
-  int want = !c->linger && c->in.len - c->in_off < ROCK_HTTP_READ_AHEAD - 1;
+  int want = !c->linger && c->in.len - c->in_off < read_ahead(c) - 1;
   if (want && !c->reading) {
     if (uv_read_start(&c->handle.s, alloc_cb, read_cb) == 0)
       c->reading = 1;
@@ -501,9 +517,9 @@ static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
     c->in = c->server->spare;
     c->server->spare = (rock_buf_t){0};
   }
-  /* at most READ_AHEAD bytes with the NUL rock_buf keeps */
-  size_t room = ROCK_HTTP_READ_AHEAD - 1 - left;
-  if (left >= ROCK_HTTP_READ_AHEAD - 1 || rock_buf_reserve(&c->in, room)) {
+  /* at most the read-ahead with the NUL rock_buf keeps */
+  size_t ahead = read_ahead(c), room = ahead - 1 - left;
+  if (left >= ahead - 1 || rock_buf_reserve(&c->in, room)) {
     *buf = uv_buf_init(NULL, 0);
     return;
   }
@@ -791,10 +807,51 @@ static const http_parser_settings settings = {
 
 /* ---- answers ---- */
 
-/* Send the next chunk of the answer's file while fewer than two are in
- * flight; at its end go on with the connection's next request. */
+/* While nothing is queued on the connection, the kernel copies the file
+ * to the socket itself (sendfile: no pass through our memory), until the
+ * socket is full (as a write that succeeds at once goes on until then).
+ * Returns 0 (the socket is full, or sendfile cannot serve this pair: go on
+ * with read + write) or -1 once the connection closed. */
+static int file_sendfile(rock_http_conn_t *c) {
+  uv_os_fd_t sfd;
+  if (uv_fileno(&c->handle.h, &sfd)) {
+    c->no_sendfile = 1;
+    return 0;
+  }
+  while (c->file_left > 0) {
+    size_t want = c->file_left < SENDFILE_CHUNK ? (size_t)c->file_left : SENDFILE_CHUNK;
+    ssize_t n = sendfile(sfd, c->file_fd, NULL, want);
+    if (n > 0) {
+      c->file_left -= (uint64_t)n;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+      c->no_sendfile = 1; /* read + write from now on */
+      return 0;
+    }
+    /* 0: the file is shorter than said; else the client is gone */
+    if (n == 0)
+      rock_log(ROCK_LOG_WARN, "http", "msg=\"answer file ended early: connection closed\"");
+    conn_close(c);
+    return -1;
+  }
+  return 0;
+}
+
+/* Send the answer's file: by sendfile while the connection has nothing
+ * queued; when the socket is full, one chunk through libuv (which waits
+ * for the socket to take it), then sendfile again. Without sendfile, read
+ * + write with at most two 64 KiB chunks in flight. At its end go on with
+ * the connection's next request. */
 static void file_pump(rock_http_conn_t *c) {
-  while (c->file_fd >= 0 && c->writes < 2 && c->file_left > 0 && !c->closing) {
+  while (c->file_fd >= 0 && c->file_left > 0 && !c->closing) {
+    if (!c->writes && !c->no_sendfile) {
+      if (file_sendfile(c)) return;
+      if (!c->file_left) break;
+    }
+    if (c->writes >= (c->no_sendfile ? 2 : 1)) break;
     size_t want = c->file_left < FILE_CHUNK ? (size_t)c->file_left : FILE_CHUNK;
     char *buf = malloc(want);
     ssize_t n = -1;
@@ -949,9 +1006,25 @@ void rock_http_respond_headers(rock_http_req_t *req, int status,
   respond_any(req, status, NULL, headers, body, len, NULL, -1);
 }
 
+void rock_http_respond_headers_take(rock_http_req_t *req, int status,
+                                    const char *headers, char *body, size_t len) {
+  respond_any(req, status, NULL, headers, body, len, body, -1);
+}
+
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size) {
   respond_any(req, status, NULL, headers, NULL, (size_t)size, NULL, fd);
+}
+
+const char *rock_http_req_header(const rock_http_req_t *req, const char *name) {
+  const char *p = req->headers, *end = p ? p + req->headers_len : NULL;
+  while (p && p < end) {
+    const char *v = p + strlen(p) + 1;
+    if (v >= end) break;
+    if (!strcmp(p, name)) return v;
+    p = v + strlen(v) + 1;
+  }
+  return NULL;
 }
 
 /* ---- listening ---- */

@@ -23,7 +23,8 @@ typedef struct rock_http_conn rock_http_conn_t;
 
 /* Bytes a connection reads ahead of the request it is parsing or waiting
  * on; past it the server stops reading that connection until its answer
- * is sent (backpressure). The read-ahead lets it see a client hang up. */
+ * is sent (backpressure). The read-ahead lets it see a client hang up.
+ * While a body streams to a file (body_fd) it reads 256 KiB at a time. */
 #define ROCK_HTTP_READ_AHEAD (64u << 10)
 
 /* Header fields a request may have when the headers are kept (past it
@@ -179,11 +180,20 @@ void rock_http_respond_take(rock_http_req_t *req, int status,
 void rock_http_respond_headers(rock_http_req_t *req, int status,
                                const char *headers, const char *body,
                                size_t len);
+/* The same taking body (malloc'ed; freed once written): no copy. */
+void rock_http_respond_headers_take(rock_http_req_t *req, int status,
+                                    const char *headers, char *body, size_t len);
 /* Answer with size bytes read from fd (taken: closed once sent or when
- * the connection goes), streamed as the client takes them: at most two
- * 64 KiB chunks are in memory. A file shorter than size closes the
- * connection after what it had. */
+ * the connection goes), streamed as the client takes them: by sendfile
+ * from fd's offset while the socket takes it (no byte in our memory), a
+ * 64 KiB chunk through libuv while it is full; read + write with at most
+ * two 64 KiB chunks in memory where sendfile cannot serve. A file shorter
+ * than size closes the connection after what it had. */
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size);
+
+/* The value of the first request header called name (lowercase), or
+ * NULL: absent, or the server keeps no headers (opts.max_header 0). */
+const char *rock_http_req_header(const rock_http_req_t *req, const char *name);
 
 #endif

@@ -92,6 +92,21 @@ void rock_capture_add(rock_capture_t *c, const char *p, size_t n) {
   if (c->ring && n) ring_push(c, p, n);
 }
 
+char *rock_capture_room(rock_capture_t *c, size_t n) {
+  if (c->ring_cap || rock_buf_reserve(&c->head, n)) return NULL;
+  return c->head.data + c->head.len;
+}
+
+/* The bytes are in the head already: past the cap, go_past_cap spills
+ * them all and cuts the head as rock_capture_add would have. */
+void rock_capture_commit(rock_capture_t *c, size_t k) {
+  if (!k) return;
+  c->head.len += k;
+  c->head.data[c->head.len] = 0;
+  c->total += k;
+  if (c->head.len > c->cap) go_past_cap(c);
+}
+
 int rock_capture_spilled(const rock_capture_t *c) {
   return c->spill_fd >= 0 && !c->spill_err;
 }
@@ -134,6 +149,21 @@ int rock_capture_render(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped) {
                                      c->spill_err, dropped);
   free(tail);
   return rc;
+}
+
+int rock_capture_take_raw(rock_capture_t *c, rock_buf_t *out, uint64_t *dropped) {
+  *out = c->head;
+  c->head = (rock_buf_t){0};
+  *dropped = 0;
+  if (!c->ring_cap) return 0;
+  size_t t = c->ring_len, start = c->ring_len < c->ring_cap ? 0 : c->ring_pos;
+  *dropped = c->total - out->len - t;
+  if (rock_buf_reserve(out, t)) return -ENOMEM;
+  memcpy(out->data + out->len, c->ring + start, t - start);
+  memcpy(out->data + out->len + (t - start), c->ring, start);
+  out->len += t;
+  out->data[out->len] = 0;
+  return 0;
 }
 
 void rock_capture_free(rock_capture_t *c) {

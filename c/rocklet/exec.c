@@ -1,6 +1,8 @@
-/* exec.c: one process outside any session (see exec.h). The child's
- * preamble is child.c's; capture.c keeps each stream within its cap;
- * procs.c reaps the child and finds its tree to kill. */
+/* exec.c: one process outside any session (see exec.h). It is started
+ * directly, argv as given (a string command is /bin/sh -c's argv): vfork
+ * and execve in child.c, no copy of the rocklet's memory, no shell.
+ * capture.c keeps each stream within its cap; procs.c reaps the child and
+ * finds its tree to kill. */
 #include "exec.h"
 
 #include <errno.h>
@@ -17,6 +19,8 @@
 #include "procs.h"
 #include "session.h"
 
+extern char **environ;
+
 #define MAX_KILL 1024
 #define DRAIN_MS 200
 
@@ -24,6 +28,7 @@ typedef struct {
   uv_pipe_t pipe;
   rock_capture_t cap;
   int open;
+  int direct; /* the read under way goes straight into cap (no copy) */
 } stream_t;
 
 struct rock_exec {
@@ -35,6 +40,7 @@ struct rock_exec {
   stream_t out, err;
   uv_timer_t timer;
   int handles;
+  int raw;
 };
 
 static void job_free(uv_handle_t *h) {
@@ -49,9 +55,13 @@ static void maybe_done(rock_exec_t *j) {
   if (!j->exited || j->out.open || j->err.open || !j->done) return;
   uv_timer_stop(&j->timer);
   rock_exec_result_t r = {0};
-  uint64_t dropped;
-  rock_capture_render(&j->out.cap, &r.out, &dropped);
-  rock_capture_render(&j->err.cap, &r.err, &dropped);
+  if (j->raw) {
+    rock_capture_take_raw(&j->out.cap, &r.out, &r.out_dropped);
+    rock_capture_take_raw(&j->err.cap, &r.err, &r.err_dropped);
+  } else {
+    rock_capture_render(&j->out.cap, &r.out, &r.out_dropped);
+    rock_capture_render(&j->err.cap, &r.err, &r.err_dropped);
+  }
   r.exit_code = WIFEXITED(j->wstatus) ? WEXITSTATUS(j->wstatus) : 128 + WTERMSIG(j->wstatus);
   r.failure_reason = j->reason ? j->reason : "";
   rock_exec_done_fn done = j->done;
@@ -71,17 +81,27 @@ static void close_stream(stream_t *s) {
 static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   rock_exec_t *j = st->data;
   stream_t *s = (uv_pipe_t *)st == &j->out.pipe ? &j->out : &j->err;
-  if (n > 0) rock_capture_add(&s->cap, buf->base, n);
-  free(buf->base);
+  if (s->direct) {
+    if (n > 0) rock_capture_commit(&s->cap, (size_t)n);
+  } else {
+    if (n > 0) rock_capture_add(&s->cap, buf->base, n);
+    free(buf->base);
+  }
   if (n < 0) {
     close_stream(s);
     maybe_done(j);
   }
 }
 
+/* Within the cap the pipe is read straight into the capture's buffer:
+ * the one copy from the pipe to the answer. Past it, a buffer of its own
+ * (its bytes go to the spill file and the ring). */
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
-  (void)h;
-  buf->base = malloc(hint);
+  rock_exec_t *j = h->data;
+  stream_t *s = (uv_pipe_t *)h == &j->out.pipe ? &j->out : &j->err;
+  char *room = rock_capture_room(&s->cap, hint);
+  s->direct = room != NULL;
+  buf->base = room ? room : malloc(hint);
   buf->len = buf->base ? hint : 0;
 }
 
@@ -138,40 +158,29 @@ rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
     snprintf(msg, msg_cap, "no memory for a job");
     return ROCK_E_NO_MEMORY;
   }
-  int po[2] = {-1, -1}, pe[2] = {-1, -1}, ps[2] = {-1, -1};
-  if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC) || pipe2(ps, O_CLOEXEC)) {
-    int e = errno;
-    int fds[] = {po[0], po[1], pe[0], pe[1], ps[0], ps[1]};
-    close_fds(fds, 6);
+  int po[2] = {-1, -1}, pe[2] = {-1, -1};
+  int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  char **envp = rock__child_env(o->env);
+  if (null < 0 || !envp || pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC)) {
+    int e = !envp ? ENOMEM : errno;
+    int fds[] = {po[0], po[1], pe[0], pe[1], null};
+    close_fds(fds, 5);
+    if (envp && envp != environ) free(envp);
     free(j);
     snprintf(msg, msg_cap, "pipe: %s", strerror(e));
-    return ROCK_E_SPAWN_FAILED;
+    return e == ENOMEM ? ROCK_E_NO_MEMORY : ROCK_E_SPAWN_FAILED;
   }
-  pid_t pid = fork();
-  if (pid == 0) {
-    rock__child_preamble(1);
-    int null = open("/dev/null", O_RDONLY);
-    if (null < 0 || dup2(null, 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
-      rock__child_fail(ps[1], errno);
-    int e = rock__child_setup(o->env, o->cwd);
-    if (!e) {
-      execvp(o->argv[0], o->argv);
-      e = errno;
-    }
-    rock__child_fail(ps[1], e); /* tells the parent why, exits as a shell would */
-  }
-  int fork_errno = pid < 0 ? errno : 0;
-  int mine[] = {po[1], pe[1], ps[1]};
+  /* no shell, no copy of our memory: vfork + execve (child.c) */
+  int e = 0;
+  pid_t pid = rock__child_spawn(o->argv, envp, o->cwd, null, po[1], pe[1], &e);
+  if (envp != environ) free(envp);
+  int mine[] = {po[1], pe[1], null};
   close_fds(mine, 3);
-  int child_errno = pid > 0 ? rock__child_status(ps[0]) : 0;
-  close(ps[0]);
-  int wrc = 0;
-  if (pid > 0 && !child_errno) wrc = rock_procs_watch(pid, on_exit_cb, j);
-  if (pid < 0 || child_errno || wrc) {
+  int wrc = pid > 0 ? rock_procs_watch(pid, on_exit_cb, j) : 0;
+  if (pid < 0 || wrc) {
     int fds[] = {po[0], pe[0]};
     close_fds(fds, 2);
-    int e = pid < 0 ? fork_errno : child_errno ? child_errno : -wrc;
-    if (wrc) kill(pid, SIGKILL); /* reaped by procs.c, unwatched */
+    if (wrc) e = -wrc, kill(pid, SIGKILL); /* reaped by procs.c, unwatched */
     free(j);
     snprintf(msg, msg_cap, "%s %s: %s", o->cwd && e == ENOENT ? "cwd or command" : "command",
              o->argv[0], strerror(e));
@@ -180,6 +189,7 @@ rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
   j->done = done_cb;
   j->data = data;
   j->pid = pid;
+  j->raw = o->raw;
   rock_capture_init(&j->out.cap, o->max_output, NULL);
   rock_capture_init(&j->err.cap, o->max_output, NULL);
   uv_pipe_init(loop, &j->out.pipe, 0);

@@ -21,19 +21,23 @@ typedef struct {
   const char *const *env;  /* {key, value, ..., NULL} or NULL */
   double timeout;          /* seconds, 0 = none, <= ROCK_SESSION_MAX_TIMEOUT */
   size_t max_output;       /* bytes kept per stream */
+  int raw;                 /* out and err as the bytes came, not cleaned */
 } rock_exec_opts_t;
 
 typedef struct {
-  rock_buf_t out, err;     /* cleaned, capped stdout and stderr */
+  rock_buf_t out, err;     /* cleaned, capped stdout and stderr (raw: the
+                            * bytes, head and tail joined past the cap) */
+  uint64_t out_dropped, err_dropped; /* bytes left out past the cap */
   int exit_code;           /* or 128 + signal */
   const char *failure_reason; /* "", "timeout", "cancelled" */
 } rock_exec_result_t;
 
-typedef void (*rock_exec_done_fn)(const rock_exec_result_t *r, void *data);
+/* done_cb may take r->out and r->err (zeroing them): they are freed after. */
+typedef void (*rock_exec_done_fn)(rock_exec_result_t *r, void *data);
 
 /* Start the process. Returns 0 (done_cb follows; *out, if out is not NULL,
  * identifies the job until then), or an error at once with msg filled:
- * SPAWN_FAILED (pipe, fork, exec, cwd: the child's errno), NO_MEMORY,
+ * SPAWN_FAILED (pipe, vfork, exec, cwd: the child's errno), NO_MEMORY,
  * INVALID_ARGUMENT. */
 rock_err rock_exec_run(uv_loop_t *loop, const rock_exec_opts_t *o,
                        rock_exec_done_fn done_cb, void *data,

@@ -40,54 +40,6 @@ static int arg_encoding(json_t *args, char **err) {
   return -1;
 }
 
-/* The answer {"content": s[, "encoding": "base64"]} as JSON, built in one
- * exact allocation handed to the server (jansson would hold the content
- * three more times). s is valid UTF-8 (cleaned) or base64. */
-static char *answer_content(const char *s, size_t n, int b64, size_t *len) {
-  static const char head[] = "{\"content\":\"", tail_text[] = "\"}",
-                    tail_b64[] = "\",\"encoding\":\"base64\"}";
-  static const char hex[] = "0123456789abcdef";
-  size_t esc = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = s[i];
-    esc += c == '"' || c == '\\' ? 2 : c >= 0x20 ? 1
-           : c == '\n' || c == '\t' || c == '\r' || c == '\b' || c == '\f' ? 2 : 6;
-  }
-  const char *tail = b64 ? tail_b64 : tail_text;
-  size_t tl = b64 ? sizeof tail_b64 - 1 : sizeof tail_text - 1;
-  char *a = malloc(sizeof head - 1 + esc + tl + 1), *o = a;
-  if (!a) return NULL;
-  memcpy(o, head, sizeof head - 1);
-  o += sizeof head - 1;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      *o++ = c;
-      continue;
-    }
-    *o++ = '\\';
-    switch (c) {
-    case '"': *o++ = '"'; break;
-    case '\\': *o++ = '\\'; break;
-    case '\n': *o++ = 'n'; break;
-    case '\t': *o++ = 't'; break;
-    case '\r': *o++ = 'r'; break;
-    case '\b': *o++ = 'b'; break;
-    case '\f': *o++ = 'f'; break;
-    default:
-      memcpy(o, "u00", 3);
-      o[3] = hex[c >> 4];
-      o[4] = hex[c & 15];
-      o += 5;
-    }
-  }
-  memcpy(o, tail, tl);
-  o += tl;
-  *o = 0;
-  *len = o - a;
-  return a;
-}
-
 void files_read(rock_http_req_t *req, json_t *args) {
   char *err = NULL;
   const char *path = arg_string(args, "path", 1, &err);
@@ -139,8 +91,9 @@ void files_read(rock_http_req_t *req, json_t *args) {
     rock_buf_free(&raw);
     if (e == EFBIG)
       reply_error(req, ROCK_E_INVALID_ARGUMENT,
-                  "read_file %s: larger than %zu MiB: read it in parts with "
-                  "/execute (e.g. head -c, tail -c, split)",
+                  "read_file %s: larger than %zu MiB: stream its bytes with GET "
+                  "/file?path=..., or read it in parts with /execute (e.g. head -c, "
+                  "tail -c, split)",
                   path, ROCKLET_MAX_READ >> 20);
     else
       reply_error(req, e == ENOMEM ? ROCK_E_NO_MEMORY : ROCK_E_IO,
@@ -154,15 +107,17 @@ void files_read(rock_http_req_t *req, json_t *args) {
   if (!rc) rc = b64 ? rock_base64_encode(&out, raw.data, raw.len)
                     : rock_output_clean(&out, raw.data, raw.len);
   rock_buf_free(&raw);
-  char *ans = NULL;
-  size_t ans_len = 0;
-  if (!rc) ans = answer_content(out.data, out.len, b64, &ans_len);
-  rock_buf_free(&out);
-  if (!ans) {
+  if (rc) {
+    rock_buf_free(&out);
     reply_error(req, ROCK_E_NO_MEMORY, "read_file %s: out of memory", path);
     return;
   }
-  rock_http_respond_take(req, 200, "application/json", ans, ans_len);
+  /* {"content": s[, "encoding": "base64"]}: s escaped once into the answer */
+  const char *key = "content", *text = out.data;
+  size_t len = out.len;
+  reply_json_texts(req, b64 ? json_pack("{s:s}", "encoding", "base64") : json_object(), 1,
+                   &key, &text, &len);
+  rock_buf_free(&out);
   if (rocklet.touch) rocklet.touch();
 }
 

@@ -168,6 +168,7 @@ static int serve(const char *sock, const char *dir, pid_t owner) {
   mode_t caller_umask = umask(077);
   rock_http_server_opts_t opts = ROCK_HTTP_SERVER_OPTS_DEFAULT;
   opts.on_headers = upload_on_headers; /* /upload streams its body to a file */
+  opts.max_header = 80 << 10; /* keep the headers (Range) within http-parser's own bound */
   int rc = rock_http_server_start(&server, rocklet.loop, sock, &opts, routes_handle, NULL);
   umask(caller_umask);
   if (rc) {

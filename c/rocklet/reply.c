@@ -1,6 +1,8 @@
 /* reply.c: answers and argument readers for every endpoint (see reply.h). */
 #include "reply.h"
 
+#include "../core/jsonstr.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -38,17 +40,107 @@ void reply_json(rock_http_req_t *req, json_t *obj) {
   if (hook) hook();
 }
 
-static void verror(rock_http_req_t *req, int status, rock_err e, const char *fmt,
-                   va_list ap) {
+void reply_json_texts(rock_http_req_t *req, json_t *obj, size_t n, const char *const *keys,
+                      const char *const *texts, const size_t *lens) {
+  if (!n) {
+    reply_json(req, obj);
+    return;
+  }
+  char *rest = obj ? json_dumps(obj, JSON_COMPACT) : NULL; /* "{...}" */
+  json_decref(obj);
+  size_t rl = rest ? strlen(rest) : 0, need = rl + 1;
+  for (size_t i = 0; i < n; i++)
+    need += strlen(keys[i]) + 4 + rock_json_quote_len(texts[i] ? texts[i] : "", lens[i]);
+  char *a = rest && rl >= 2 ? malloc(need) : NULL, *o = a;
+  if (!a) {
+    free(rest);
+    reply_error(req, ROCK_E_NO_MEMORY, "could not encode the answer");
+    return;
+  }
+  *o++ = '{';
+  for (size_t i = 0; i < n; i++) {
+    size_t kl = strlen(keys[i]);
+    *o++ = '"';
+    memcpy(o, keys[i], kl);
+    o += kl;
+    *o++ = '"';
+    *o++ = ':';
+    o = rock_json_quote(o, texts[i] ? texts[i] : "", lens[i]);
+    *o++ = ',';
+  }
+  if (rl == 2) o[-1] = '}'; /* nothing else: the last comma closes it */
+  else memcpy(o, rest + 1, rl - 1), o += rl - 1;
+  *o = 0;
+  free(rest);
+  rock_http_respond_take(req, 200, "application/json", a, (size_t)(o - a));
+  if (hook) hook();
+}
+
+static void verror_h(rock_http_req_t *req, int status, const char *headers, rock_err e,
+                     const char *fmt, va_list ap) {
   char msg[1024];
   vsnprintf(msg, sizeof msg, fmt, ap);
   json_t *o = json_pack("{s:s, s:s}", "code", rock_err_name(e), "message", msg);
   char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
   json_decref(o);
   const char *body = s ? s : "{\"code\":\"no_memory\",\"message\":\"\"}";
-  rock_http_respond(req, status, "application/json", body, strlen(body));
+  if (headers) {
+    char h[512];
+    snprintf(h, sizeof h, "Content-Type: application/json\r\n%s", headers);
+    rock_http_respond_headers(req, status, h, body, strlen(body));
+  } else {
+    rock_http_respond(req, status, "application/json", body, strlen(body));
+  }
   free(s);
   if (hook) hook();
+}
+
+static void verror(rock_http_req_t *req, int status, rock_err e, const char *fmt,
+                   va_list ap) {
+  verror_h(req, status, NULL, e, fmt, ap);
+}
+
+void reply_error_headers(rock_http_req_t *req, int status, const char *headers,
+                         rock_err e, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  verror_h(req, status, headers, e, fmt, ap);
+  va_end(ap);
+}
+
+static int hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+char *query_arg(const char *q, const char *key) {
+  size_t kl = strlen(key);
+  for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
+    if (strncmp(p, key, kl) || p[kl] != '=') continue;
+    const char *v = p + kl + 1;
+    size_t n = strcspn(v, "&");
+    char *out = malloc(n + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < n; i++) {
+      if (v[i] == '+') *o++ = ' ';
+      else if (v[i] != '%') *o++ = v[i];
+      else {
+        int h = i + 2 < n ? hexval(v[i + 1]) : -1;
+        int l = h >= 0 ? hexval(v[i + 2]) : -1;
+        if (h < 0 || l < 0 || (h == 0 && l == 0)) { /* bad escape or NUL */
+          free(out);
+          return NULL;
+        }
+        *o++ = (char)(h * 16 + l);
+        i += 2;
+      }
+    }
+    *o = 0;
+    return out;
+  }
+  return NULL;
 }
 
 void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...) {

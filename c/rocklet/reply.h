@@ -14,13 +14,26 @@
 
 /* Answer with a JSON object (stolen) or with an error {code, message}. */
 void reply_json(rock_http_req_t *req, json_t *obj);
+/* The same with n big text fields first: keys[i] (plain names) holding
+ * texts[i] (lens[i] bytes of valid UTF-8), each escaped once straight into
+ * the answer (core/jsonstr.h): jansson never holds them. */
+void reply_json_texts(rock_http_req_t *req, json_t *obj, size_t n, const char *const *keys,
+                      const char *const *texts, const size_t *lens);
 void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The same with an explicit HTTP status (405 for a wrong method). */
 void reply_error_status(rock_http_req_t *req, int status, rock_err e,
                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same with header lines of its own ("Name: value\r\n" each) besides
+ * the JSON Content-Type (416's Content-Range). */
+void reply_error_headers(rock_http_req_t *req, int status, const char *headers,
+                         rock_err e, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Called after every answer (main.c renews the idle lease there). */
 void reply_set_hook(void (*after_answer)(void));
+
+/* The value of key in a URL's query string q, percent-decoded ('+' is a
+ * space): malloc'ed, or NULL if absent or malformed (a bad escape, %00). */
+char *query_arg(const char *q, const char *key);
 
 /* Argument readers: set *err (malloc'd, if not already set) when a field
  * is missing, has the wrong type or is out of range; return a default

@@ -40,6 +40,9 @@ void sessions_close_all(void);
 void exec_run(rock_http_req_t *req, json_t *args);
 void files_read(rock_http_req_t *req, json_t *args);
 void files_write(rock_http_req_t *req, json_t *args);
+/* /file (bytes.c): GET/HEAD streams a file's bytes, PUT ends upload.c's
+ * streamed body; it reads its arguments from the query string. */
+void bytes_file(rock_http_req_t *req);
 /* The editor (routes_editor.c): args is NULL, the body is parsed off the
  * loop. editor_close_all answers the calls that have not started and
  * calls done (on the loop) once none runs: at once when none does. */

@@ -6,6 +6,7 @@
  * write_file's content and run_in_session's command. Once the rocklet is
  * shutting down only the GET endpoints are served (/is_alive, /lease,
  * /jobs); the others answer sandbox_not_alive.
+ * /file (raw bytes, GET, HEAD and PUT) is bytes.c's, before all that.
  * The families: routes_session.c, routes_exec.c, routes_jobs.c, files.c,
  * routes_editor.c (which parses its body off the loop: routes_parse); their
  * answers: reply.c. */
@@ -80,6 +81,15 @@ static int holds_nul(json_t *v) {
 void routes_handle(rock_http_req_t *req, void *data) {
   (void)data;
   if (strcmp(req->path, "/lease") && rocklet.touch) rocklet.touch();
+  if (!strcmp(req->path, "/file")) { /* raw bytes, no JSON: bytes.c */
+    if (rocklet.shutting_down) {
+      if (req->on_drop) req->on_drop(req); /* a PUT's temp file goes */
+      reply_error(req, ROCK_E_SANDBOX_NOT_ALIVE, "rocklet is shutting down");
+    } else {
+      bytes_file(req);
+    }
+    return;
+  }
   int at = -1;
   for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++)
     if (!strcmp(req->path, routes[i].path)) at = (int)i;
@@ -94,6 +104,7 @@ void routes_handle(rock_http_req_t *req, void *data) {
     return;
   }
   if (rocklet.shutting_down && !routes[at].get) { /* no new work once the end began */
+    if (req->on_drop) req->on_drop(req); /* an upload's temp file goes */
     reply_error(req, ROCK_E_SANDBOX_NOT_ALIVE, "rocklet is shutting down");
     return;
   }

@@ -1,7 +1,12 @@
 /* routes_exec.c: /execute on the wire. command is a list (run as is, PATH
  * searched) or a string (run by /bin/sh -c); the process itself is
  * exec.c's. A client that goes away before the answer has the process
- * tree killed. */
+ * tree killed. With `Accept: application/octet-stream` the answer is raw
+ * (a byte route): stdout's bytes then stderr's as the body, uncleaned,
+ * the rest in X- headers (exit code, failure reason, stdout's length,
+ * bytes dropped past max_output), one buffer from the pipe to the socket. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,14 +14,46 @@
 #include "rocklet.h"
 #include "session.h"
 
-static void done(const rock_exec_result_t *r, void *data) {
+/* req->abort_arg for a raw answer */
+static char raw_mark;
+
+/* The raw answer: stdout then stderr in stdout's own buffer. */
+static void done_raw(rock_exec_result_t *r, rock_http_req_t *req) {
+  rock_buf_t body = r->out;
+  r->out = (rock_buf_t){0};
+  size_t out_len = body.len;
+  if (r->err.len && rock_buf_append(&body, r->err.data, r->err.len)) {
+    rock_buf_free(&body);
+    reply_error(req, ROCK_E_NO_MEMORY, "no memory for the answer");
+    return;
+  }
+  char h[512];
+  snprintf(h, sizeof h,
+           "Content-Type: application/octet-stream\r\nX-Exit-Code: %d\r\n"
+           "X-Failure-Reason: %s\r\nX-Stdout-Length: %zu\r\n"
+           "X-Stdout-Dropped: %" PRIu64 "\r\nX-Stderr-Dropped: %" PRIu64 "\r\n",
+           r->exit_code, r->failure_reason, out_len, r->out_dropped, r->err_dropped);
+  char *b = body.data ? body.data : strdup("");
+  if (!b) {
+    reply_error(req, ROCK_E_NO_MEMORY, "no memory for the answer");
+    return;
+  }
+  rock_http_respond_headers_take(req, 200, h, b, body.len);
+  if (rocklet.touch) rocklet.touch();
+}
+
+static void done(rock_exec_result_t *r, void *data) {
   rock_http_req_t *req = data;
+  if (req->abort_arg == &raw_mark) {
+    done_raw(r, req);
+    return;
+  }
   json_t *o = json_object();
-  json_object_set_new(o, "stdout", json_stringn(r->out.data ? r->out.data : "", r->out.len));
-  json_object_set_new(o, "stderr", json_stringn(r->err.data ? r->err.data : "", r->err.len));
   json_object_set_new(o, "exit_code", json_integer(r->exit_code));
   json_object_set_new(o, "failure_reason", json_string(r->failure_reason));
-  reply_json(req, o);
+  const char *keys[] = {"stdout", "stderr"}, *texts[] = {r->out.data, r->err.data};
+  size_t lens[] = {r->out.len, r->err.len};
+  reply_json_texts(req, o, 2, keys, texts, lens); /* escaped once, not by jansson */
 }
 
 static void aborted(rock_http_req_t *req) { rock_exec_kill(req->user, "cancelled"); }
@@ -63,6 +100,9 @@ void exec_run(rock_http_req_t *req, json_t *args) {
     return;
   }
   o.argv = argv;
+  const char *accept = rock_http_req_header(req, "accept");
+  o.raw = accept && strstr(accept, "application/octet-stream");
+  req->abort_arg = o.raw ? &raw_mark : NULL;
   char msg[512];
   rock_exec_t *job;
   rock_err rc = rock_exec_run(rocklet.loop, &o, done, req, &job, msg, sizeof msg);

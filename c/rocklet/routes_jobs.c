@@ -47,12 +47,13 @@ static void answer(rock_http_req_t *req, const rock_job_t *j, size_t max_output)
     return;
   }
   json_t *o = record_json(j);
-  json_object_set_new(o, "output", json_stringn(out.data ? out.data : "", out.len));
   json_object_set_new(o, "truncated", json_boolean(dropped > 0));
   json_object_set_new(o, "dropped_bytes", json_integer((json_int_t)dropped));
   json_object_set_new(o, "output_bytes", json_integer((json_int_t)total));
+  const char *key = "output", *text = out.data;
+  size_t len = out.len;
+  reply_json_texts(req, o, 1, &key, &text, &len); /* escaped once, not by jansson */
   rock_buf_free(&out);
-  reply_json(req, o);
 }
 
 static void waiter_free(uv_handle_t *h) { free(h->data); }

@@ -4,6 +4,7 @@
  * client that goes away before its answer interrupts its command (or ends
  * the session it was creating): the session is usable again. */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,10 +50,50 @@ static entry_t *find(const char *name) {
   return NULL;
 }
 
-static json_t *result_json(const rock_session_result_t *r) {
+/* Did the client ask for the raw answer (Accept: application/octet-stream)? */
+static int wants_raw(const rock_http_req_t *req) {
+  const char *a = rock_http_req_header(req, "accept");
+  return a && strstr(a, "application/octet-stream");
+}
+
+/* The raw answer: the output's bytes as the body, the rest in headers
+ * (the spill file's path URL-encoded: a header holds no line break). */
+static void reply_raw(rock_http_req_t *req, const rock_session_result_t *r) {
+  static const char hex[] = "0123456789ABCDEF";
+  char file[3 * PATH_MAX + 1] = "", *o = file;
+  for (const char *p = r->output_file; p && *p; p++) {
+    unsigned char c = (unsigned char)*p;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+        strchr("/-._~", c)) {
+      *o++ = (char)c;
+    } else {
+      *o++ = '%';
+      *o++ = hex[c >> 4];
+      *o++ = hex[c & 15];
+    }
+  }
+  *o = 0;
+  char h[3 * PATH_MAX + 512];
+  int n = snprintf(h, sizeof h,
+                   "Content-Type: application/octet-stream\r\nX-Failure-Reason: %s\r\n"
+                   "X-Truncated: %d\r\nX-Dropped-Bytes: %" PRIu64 "\r\n"
+                   "X-Output-Bytes: %" PRIu64 "\r\nX-Session-Type: bash\r\n",
+                   r->failure_reason ? r->failure_reason : "", r->truncated, r->dropped_bytes,
+                   r->output_bytes);
+  if (r->have_status) n += snprintf(h + n, sizeof h - n, "X-Exit-Code: %d\r\n", r->exit_code);
+  if (*file) snprintf(h + n, sizeof h - n, "X-Output-File: %s\r\n", file);
+  rock_http_respond_headers(req, 200, h, r->output.data ? r->output.data : "", r->output.len);
+}
+
+/* A run's answer: raw when asked, else JSON with its output escaped once
+ * into the answer (reply.c), the other fields by jansson. */
+static void reply_result(rock_http_req_t *req, const rock_session_result_t *r, int raw) {
+  if (raw) {
+    reply_raw(req, r);
+    if (rocklet.touch) rocklet.touch();
+    return;
+  }
   json_t *o = json_object();
-  json_object_set_new(o, "output", json_stringn(r->output.data ? r->output.data : "",
-                                                r->output.len));
   json_object_set_new(o, "exit_code", r->have_status ? json_integer(r->exit_code) : json_null());
   json_object_set_new(o, "failure_reason", json_string(r->failure_reason ? r->failure_reason : ""));
   json_object_set_new(o, "truncated", json_boolean(r->truncated));
@@ -60,7 +101,9 @@ static json_t *result_json(const rock_session_result_t *r) {
   json_object_set_new(o, "output_bytes", json_integer((json_int_t)r->output_bytes));
   json_object_set_new(o, "output_file", r->output_file ? json_string(r->output_file) : json_null());
   json_object_set_new(o, "session_type", json_string("bash"));
-  return o;
+  const char *key = "output", *text = r->output.data;
+  size_t len = r->output.len;
+  reply_json_texts(req, o, 1, &key, &text, &len);
 }
 
 /* Answer the parked run, if any, with an error (its session is going). */
@@ -93,12 +136,12 @@ static void on_end(rock_session_t *s, int code, void *data) {
 
 /* The next call on a tombstone: answered as a run whose shell had ended. */
 static void tell_ended(rock_http_req_t *req, entry_t *e) {
-  json_t *o = json_pack("{s:s, s:i, s:s, s:b, s:i, s:i, s:n, s:s}", "output", "", "exit_code",
-                        e->end_code, "failure_reason", "session_ended", "truncated", 0,
-                        "dropped_bytes", 0, "output_bytes", 0, "output_file", "session_type",
-                        "bash");
+  rock_session_result_t r = {0};
+  r.have_status = 1;
+  r.exit_code = e->end_code;
+  r.failure_reason = "session_ended";
   drop(e);
-  reply_json(req, o);
+  reply_result(req, &r, wants_raw(req));
 }
 
 static void started(rock_session_t *s, const rock_session_result_t *r, void *data) {
@@ -108,7 +151,7 @@ static void started(rock_session_t *s, const rock_session_result_t *r, void *dat
   e->create_req = NULL;
   if (!r->err && !strcmp(r->failure_reason, "session_ended")) e->told = 1;
   if (!r->err) {
-    if (req) reply_json(req, result_json(r));
+    if (req) reply_result(req, r, 0);
     return;
   }
   e->dead = 1; /* bash is on its way out; on_end frees e */
@@ -262,7 +305,7 @@ static void ran(rock_session_t *s, const rock_session_result_t *r, void *data) {
   if (ended) e->told = 1;
   if (req) { /* else answered at shutdown */
     if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
-    else reply_json(req, result_json(r));
+    else reply_result(req, r, wants_raw(req));
   }
   if (!e->next_req) return;
   if (ended || rocklet.shutting_down) {
@@ -356,7 +399,7 @@ void session_run(rock_http_req_t *req, json_t *args) {
 static void start_run(entry_t *e, rock_http_req_t *req, const char *script, size_t len,
                       double timeout, size_t max_output) {
   e->run_req = req;
-  rock_err rc = rock_session_run(e->s, script, len, timeout, max_output, ran, e);
+  rock_err rc = rock_session_run(e->s, script, len, timeout, max_output, wants_raw(req), ran, e);
   if (rc) {
     if (e->run_req == req) e->run_req = NULL;
     if (rc == ROCK_E_SESSION_BUSY)

@@ -77,6 +77,7 @@ struct rock_session {
   rock_capture_t cap;
   int capturing;
   size_t max_output;
+  int raw;             /* the run's output as it came, not cleaned */
   const char *reason;  /* why it is being interrupted */
   uint64_t deadline, interrupted_at;
   int remarked;
@@ -176,7 +177,9 @@ static void finish(rock_session_t *s, rock_err err, int have_status,
   r.err = err;
   if (msg) snprintf(r.message, sizeof r.message, "%s", msg);
   uint64_t dropped = 0;
-  if (rock_capture_render(&s->cap, &r.output, &dropped) < 0 && !r.err) {
+  int rrc = s->raw ? rock_capture_take_raw(&s->cap, &r.output, &dropped)
+                   : rock_capture_render(&s->cap, &r.output, &dropped);
+  if (rrc < 0 && !r.err) {
     r.err = ROCK_E_NO_MEMORY;
     snprintf(r.message, sizeof r.message, "no memory for the output");
   }
@@ -479,7 +482,7 @@ static int launch(rock_session_t *s, const char *script, size_t len, int newline
 }
 
 rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
-                          double timeout, size_t max_output,
+                          double timeout, size_t max_output, int raw,
                           rock_session_done_fn done_cb, void *data) {
   if (s->ended || s->closing || s->lost_output) return ROCK_E_SESSION_ENDED;
   if (s->done) return ROCK_E_SESSION_BUSY;
@@ -489,6 +492,7 @@ rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
   s->done = done_cb;
   s->done_data = data;
   s->max_output = max_output;
+  s->raw = raw;
   int rc = launch(s, script, len, 1, timeout);
   if (rc == -EPIPE) /* bash is exiting (say PROMPT_COMMAND='exit 7' ran
                       * after the last command): its exit answers this run
@@ -612,6 +616,7 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
   s->done = done_cb;
   s->done_data = data;
   s->starting = 1;
+  s->raw = 0;
   s->max_output = 1u << 20; /* what the startup files print: 1 MiB kept */
   rc = launch(s, init.data, init.len, 0, o->startup_timeout);
   rock_buf_free(&init);

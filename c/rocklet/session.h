@@ -32,7 +32,9 @@ typedef struct {
                        * it did not complete: TIMEOUT / SPAWN_FAILED at
                        * startup, NO_MEMORY, IO */
   char message[512];  /* for err */
-  rock_buf_t output;  /* cleaned text: head, a note, tail when capped */
+  rock_buf_t output;  /* cleaned text: head, a note, tail when capped;
+                       * a raw run: the bytes as they came (head and tail
+                       * joined past the cap, no note) */
   int have_status;    /* exit_code is known */
   int exit_code;      /* the command's $?, or bash's exit status */
   const char *failure_reason; /* "", "timeout", "interrupted", "session_ended" */
@@ -74,11 +76,11 @@ rock_err rock_session_open(uv_loop_t *loop, rock_session_t **out,
                            rock_session_done_fn done_cb, void *data,
                            char *msg, size_t msg_cap);
 /* Run script (len bytes, any bytes; a newline is added) with timeout
- * seconds (0: none) and max_output bytes returned. Returns 0 (done_cb
- * follows), SESSION_BUSY, SESSION_ENDED, INVALID_ARGUMENT (limits above)
- * or NO_MEMORY. */
+ * seconds (0: none) and max_output bytes returned, as cleaned text or,
+ * with raw, as the bytes came. Returns 0 (done_cb follows), SESSION_BUSY,
+ * SESSION_ENDED, INVALID_ARGUMENT (limits above) or NO_MEMORY. */
 rock_err rock_session_run(rock_session_t *s, const char *script, size_t len,
-                          double timeout, size_t max_output,
+                          double timeout, size_t max_output, int raw,
                           rock_session_done_fn done_cb, void *data);
 /* Interrupt the command in flight (its run ends with failure_reason
  * reason, normally "interrupted"); the shell and its state survive.

@@ -1,5 +1,5 @@
-/* upload.c: POST /upload?path=<url-encoded path>, the file's bytes as the
- * raw body. The body is streamed as it arrives to a temp file next to the
+/* upload.c: POST (or PUT) /upload?path=<url-encoded path> and PUT
+ * /file?path=..., the file's bytes as the raw body. The body is streamed as it arrives to a temp file next to the
  * target (replace.c), never held in memory, and renamed into place once
  * complete; parents are created. A client that goes away mid-body leaves
  * nothing behind. Small contents can also go through /write_file (files.c). */
@@ -12,62 +12,28 @@
 #include "reply.h"
 #include "upload.h"
 
-static int hexval(int c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* The value of key in a query string, percent-decoded ('+' is a space).
- * Returns a malloc'ed string, or NULL if absent or malformed. */
-static char *query_value(const char *q, const char *key) {
-  size_t kl = strlen(key);
-  for (const char *p = q; p && *p; p = strchr(p, '&'), p = p ? p + 1 : NULL) {
-    if (strncmp(p, key, kl) || p[kl] != '=') continue;
-    const char *v = p + kl + 1;
-    size_t n = strcspn(v, "&");
-    char *out = malloc(n + 1), *o = out;
-    if (!out) return NULL;
-    for (size_t i = 0; i < n; i++) {
-      if (v[i] == '+') *o++ = ' ';
-      else if (v[i] != '%') *o++ = v[i];
-      else {
-        int h = i + 2 < n ? hexval(v[i + 1]) : -1;
-        int l = h >= 0 ? hexval(v[i + 2]) : -1;
-        if (h < 0 || l < 0 || (h == 0 && l == 0)) { /* bad escape or NUL */
-          free(out);
-          return NULL;
-        }
-        *o++ = (char)(h * 16 + l);
-        i += 2;
-      }
-    }
-    *o = 0;
-    return out;
-  }
-  return NULL;
-}
-
 static void upload_drop(rock_http_req_t *req) {
   rock_replace_t *r = req->user;
   req->user = NULL;
+  if (!r) return;
   rock_replace_abort(r);
   free(r);
 }
 
 void upload_on_headers(rock_http_req_t *req, void *data) {
   (void)data;
-  if (strcmp(req->path, "/upload")) return;
+  int file = !strcmp(req->path, "/file");
+  if (file && strcmp(req->method, "PUT")) return; /* GET, HEAD: bytes.c */
+  if (!file && strcmp(req->path, "/upload")) return;
   if (strcmp(req->method, "POST") && strcmp(req->method, "PUT")) {
     reply_error(req, ROCK_E_BAD_REQUEST, "upload takes POST, not %s", req->method);
     return;
   }
-  char *path = query_value(req->query, "path");
+  char *path = query_arg(req->query, "path");
   if (!path || !*path) {
     free(path);
-    reply_error(req, ROCK_E_INVALID_ARGUMENT,
-                "upload needs ?path=<url-encoded path>");
+    reply_error(req, ROCK_E_INVALID_ARGUMENT, "%s needs ?path=<url-encoded path>",
+                file ? "PUT /file" : "upload");
     return;
   }
   rock_replace_t *r = malloc(sizeof *r);

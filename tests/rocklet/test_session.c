@@ -141,7 +141,7 @@ static rock_session_t *open_session(ended_t *end) {
 
 static got_t run(rock_session_t *s, const char *cmd, double timeout, size_t max_output) {
   got_t g = {0};
-  rock_err rc = rock_session_run(s, cmd, strlen(cmd), timeout, max_output, on_done, &g);
+  rock_err rc = rock_session_run(s, cmd, strlen(cmd), timeout, max_output, 0, on_done, &g);
   if (rc) {
     g.err = rc;
     g.calls = -1;
@@ -248,7 +248,7 @@ static void test_interrupt(void) {
   CHECK(rock_session_interrupt(s, "interrupted") == 0); /* nothing runs */
   got_t g = {0};
   const char *cmd = "echo started; sleep 100";
-  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, 0, on_done, &g) == 0);
   got_t busy = run(s, "true", 0, MAXO);
   CHECK(busy.calls == -1 && busy.err == ROCK_E_SESSION_BUSY);
   uv_timer_t t;
@@ -277,7 +277,7 @@ static void test_interrupt_stopped_shell(void) {
   if (!s) return;
   got_t g = {0};
   const char *cmd = "X=kept; echo started; kill -STOP $$; echo resumed";
-  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, 0, on_done, &g) == 0);
   uv_timer_t t;
   uv_timer_init(&loop, &t);
   to_interrupt = s;
@@ -361,7 +361,7 @@ static void test_closed_marker_fd(void) {
   got_free(&g);
   const char *cmd = "echo b; exec 254>&-";
   memset(&g, 0, sizeof g);
-  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, 0, on_done, &g) == 0);
   uv_timer_t t;
   uv_timer_init(&loop, &t);
   to_interrupt = s;
@@ -557,7 +557,7 @@ static void test_close_races_the_marker(void) {
   pid_t pid = g.out ? (pid_t)atoi(g.out) : 0;
   got_free(&g);
   memset(&g, 0, sizeof g);
-  CHECK(rock_session_run(s, "true", 4, 0, MAXO, on_done, &g) == 0);
+  CHECK(rock_session_run(s, "true", 4, 0, MAXO, 0, on_done, &g) == 0);
   CHECK(pid > 0 && bash_idle(pid)); /* "true" ran: its marker waits */
   rock_session_close(s);
   CHECK(wait_for(&g.calls, 1, 10));
@@ -647,7 +647,7 @@ static void test_close_in_flight(void) {
   if (!s) return;
   got_t g = {0};
   const char *cmd = "sleep 100";
-  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, on_done, &g) == 0);
+  CHECK(rock_session_run(s, cmd, strlen(cmd), 0, MAXO, 0, on_done, &g) == 0);
   rock_session_close(s);
   CHECK(wait_for(&g.calls, 1, 10));
   CHECK(!strcmp(g.reason, "session_ended"));
@@ -663,7 +663,7 @@ typedef struct {
   char *out, *err;
 } xgot_t;
 
-static void on_exec(const rock_exec_result_t *r, void *data) {
+static void on_exec(rock_exec_result_t *r, void *data) {
   xgot_t *x = data;
   x->calls++;
   x->code = r->exit_code;

@@ -59,6 +59,14 @@ function core.base64_decode(s) end
 ---@return string
 function core.utf8_clean(s) end
 
+--- Command output as the rocklet returns it as text (c/rocklet/output.h):
+--- CRLF to LF, ANSI escape sequences removed, each byte of an invalid
+--- UTF-8 sequence U+FFFD; s itself when nothing changes. For bytes that
+--- came raw (GET /file, a raw /execute) and are returned as text. Linear.
+---@param s string
+---@return string
+function core.output_clean(s) end
+
 ---@class rock.core.Lock
 ---@field release fun(self: rock.core.Lock) drop the lock (safe twice); also its __close and __gc
 
