@@ -21,6 +21,7 @@
 
 #include "../core/log.h"
 #include "jobs.h"
+#include "gem/gem.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -36,6 +37,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] "
           "[--owner-pid PID] [--max-file-size BYTES]\n"
+          "       rocklet gem ENV_ID | --list   (a shipped environment: docs/environments.md)\n"
           "       rocklet --version\n"
           "Serves rock's sandbox API (sessions, execute, files) over HTTP on a "
           "unix socket.\n");
@@ -211,6 +213,7 @@ int main(int argc, char **argv) {
     printf("rocklet %s\n", ROCKLET_VERSION);
     return 0;
   }
+  if (argc >= 2 && !strcmp(argv[1], "gem")) return gem_main(argc, argv); /* gem/main.c */
   if (argc < 2 || strcmp(argv[1], "serve")) {
     usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
     return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
