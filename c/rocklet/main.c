@@ -21,6 +21,7 @@
 
 #include "../core/log.h"
 #include "jobs.h"
+#include "envproc.h"
 #include "gem/gem.h"
 #include "procs.h"
 #include "rocklet.h"
@@ -67,6 +68,7 @@ static void rocklet_shutdown(const char *why) {
   rock_log(ROCK_LOG_INFO, "rocklet", "msg=\"shutting down\" why=\"%s\"", why);
   sessions_close_all();
   jobs_close_all();
+  rock_envproc_stop_all(); /* process environments */
   rock_procs_kill_all(); /* background jobs too: they are our children */
   unlink(socket_path);
   /* an edit under way finishes and is answered (routes.c takes no new

@@ -44,6 +44,7 @@ struct gem_env {
 /* The registered ids, NULL-terminated; gem_make returns NULL for another. */
 extern const char *const gem_env_ids[];
 gem_env *gem_make(const char *env_id);
+int gem_make_known(const char *env_id);
 gem_env *gem_guess_make(int variant);   /* 0 easy, 1 hard, 2 random */
 gem_env *gem_sokoban_make(int variant); /* 0 easy, 1 hard, 2 random */
 

@@ -27,6 +27,12 @@ gem_env *gem_make(const char *id) {
   return NULL;
 }
 
+int gem_make_known(const char *id) {
+  for (int i = 0; gem_env_ids[i]; i++)
+    if (!strcmp(id, gem_env_ids[i])) return 1;
+  return 0;
+}
+
 char *gem_fmt(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -1,0 +1,288 @@
+-- test_envs.lua: rock.envs (the registry, the shipped GEM games, process
+-- environments relayed by the rocklet) through the Lua API, on the local
+-- backend, or in containers when ROCK_TEST_BACKEND/ROCK_TEST_IMAGE say so
+-- (ctest's lua.test_envs.docker.busybox: the games need nothing in the image).
+local rock = require "rock"
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+local S = dofile(arg[0]:match("(.*/)") .. "envs/solvers.lua")
+local envs = rock.envs
+
+local sb = rock.sandbox.start(T.sandbox_opts())
+local function make(id, extra)
+  local o = { sandbox = sb }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return envs.make(id, o)
+end
+
+T.test("the registry lists the shipped ids; an unknown id is not_found", function()
+  local l = envs.list()
+  for _, id in ipairs(envs.SHIPPED) do
+    local found = false
+    for _, x in ipairs(l) do found = found or x == id end
+    T.ok(found, id .. " listed")
+  end
+  T.raises("not_found", envs.make, "game:Nope-v0")
+  T.raises("invalid_argument", envs.make, nil)
+  envs.register("test:echo", { make = function(id) return { id = id } end })
+  T.eq(envs.make("test:echo").id, "test:echo")
+  T.raises("invalid_argument", envs.register, "x", { nothing = true })
+end)
+
+-- a seed where Sokoban's player stands next to a wall: moving into it
+-- changes nothing, so max turns end the episode with the start's boxes
+local function walled(e)
+  for seed = 1, 200 do
+    local _, info = e:reset(seed)
+    local rows = S.board(info.suffix)
+    for r, row in ipairs(rows) do
+      for c, x in ipairs(row) do
+        if x == "P" then
+          for _, d in ipairs({ { "up", -1, 0 }, { "down", 1, 0 }, { "left", 0, -1 }, { "right", 0, 1 } }) do
+            if rows[r + d[2]][c + d[3]] == "#" then return seed, d[1], rows end
+          end
+        end
+      end
+    end
+  end
+  error("no seed puts the player next to a wall")
+end
+
+for _, id in ipairs(envs.SHIPPED) do
+  local guess = id:find("Guess") ~= nil
+  local solve = guess and S.guess or S.sokoban
+  T.test(id .. ": a seed gives the same episode, another seed another", function()
+    local e = make(id)
+    local a, ia = e:reset(7)
+    T.eq(e:reset(7), a, "same seed, same observation")
+    T.eq(type(ia.suffix), "string")
+    -- GuessTheNumber's text names only the range: compare the targets won
+    local function episode(seed)
+      if guess then return (solve(e, seed)) end
+      return (e:reset(seed))
+    end
+    local first, differs = episode(7), false
+    T.eq(episode(7), first, "same seed, same episode")
+    for seed = 8, 20 do differs = differs or episode(seed) ~= first end
+    T.ok(differs, "another seed, another episode")
+    e:close()
+  end)
+  T.test(id .. ": the solver wins (reward 1.0, terminated, not truncated)", function()
+    local e = make(id)
+    for seed = 1, 10 do
+      local o, r, term, trunc, info = solve(e, seed)
+      T.eq(r, 1.0, "reward, seed " .. seed)
+      T.eq(term, true)
+      T.eq(trunc, false)
+      T.match(o, "^Congratulations!")
+      T.eq(type(info.suffix), "string")
+    end
+    e:close()
+  end)
+  T.test(id .. ": a bad action is GEM's format error; max turns truncate with the soft reward", function()
+    local e = make(id)
+    e:reset(3)
+    local o, r, term, trunc = e:step("no box here \\boxed{} \\boxed{sideways}")
+    T.eq(r, -0.1)
+    T.eq(term, true)
+    T.eq(trunc, false)
+    T.eq(o, guess and "At turn 1, you did not provide a valid guess."
+      or "At turn 1, your submitted action is not valid.")
+    -- a move that changes nothing, until max_turns
+    local obs, move, want = nil, nil, 0.0
+    if guess then
+      obs, move = e:reset(3), "\\boxed{1000}" -- out of range: soft reward 0
+    else
+      local seed, d, rows = walled(e)
+      obs, move = e:reset(seed), "\\boxed{" .. d:upper() .. "}"
+      local on, all = 0, 0
+      for _, row in ipairs(rows) do
+        for _, x in ipairs(row) do
+          if x == "√" then on = on + 1 end
+          if x == "√" or x == "X" then all = all + 1 end
+        end
+      end
+      want = on / all
+    end
+    local n = 0
+    repeat
+      n = n + 1
+      o, r, term, trunc = e:step("thinking... \\boxed{up} then " .. move)
+      if n == 1 and not guess then T.match(o, "^At turn 1, you cannot move %a+ %- you would collide with wall or other boxes!$") end
+    until term or n > 100
+    T.eq(o, "You have reached the maximum number of turns.")
+    T.eq(term, true)
+    T.eq(trunc, true)
+    T.eq(r, want, "soft reward")
+    T.ok(obs:find((guess and "within " or "You have ") .. n .. " turns", 1, true), "max_turns " .. n .. " in the text")
+    e:close()
+  end)
+end
+
+T.test("GuessTheNumber: hints, repeats, out of range, and the soft reward 1 - |G - T| / (max - min)", function()
+  local e = make("game:GuessTheNumber-v0-easy") -- 1..10 in 4 turns
+  for seed = 1, 50 do
+    local won = S.guess(e, seed)
+    local target = tonumber(won:match("correct number (%d+)"))
+    if target >= 5 then
+      e:reset(seed)
+      T.eq(e:step("\\boxed{1}"), "At turn 1, you guessed 1, and the target number is higher than 1.")
+      T.eq(e:step("\\boxed{1}"), "At turn 2, you guessed 1, which has been already guessed before.")
+      T.eq(e:step("\\boxed{11} \\boxed{99}"), "At turn 3, you guessed 99, which is outside the range specified.")
+      local g = target == 10 and 9 or 10
+      local o, r, term, trunc = e:step("\\boxed{" .. g .. "}")
+      T.eq(o, "You have reached the maximum number of turns.")
+      T.eq(term, true); T.eq(trunc, true)
+      T.eq(r, 1 - math.abs(g - target) / 9)
+      e:close()
+      return
+    end
+  end
+  error("no seed in 1..50 drew a target >= 5")
+end)
+
+T.test("Sokoban: a move says moved, a push says pushed, as the board changes", function()
+  local e = make("game:Sokoban-v0-easy")
+  local pushes = 0
+  for seed = 1, 3 do
+    local _, info = e:reset(seed)
+    local plan = S.sokoban_plan(S.board(info.suffix))
+    local function boxes(suffix) return (suffix:gsub("P", "_"):gsub("O", "_")) end
+    for i, m in ipairs(plan) do
+      local before = boxes(info.suffix)
+      local o
+      o, _, _, _, info = e:step("\\boxed{" .. m .. "}")
+      if i < #plan then
+        if boxes(info.suffix) ~= before then
+          pushes = pushes + 1
+          T.eq(o, "At turn " .. i .. ", you pushed a box while you moved " .. m .. ".")
+        else
+          T.eq(o, "At turn " .. i .. ", you moved " .. m .. ".")
+        end
+      else
+        T.eq(o, "Congratulations! You have solved the Sokoban puzzle!")
+      end
+    end
+  end
+  T.ok(pushes > 0, "some pushes")
+  e:close()
+end)
+
+-- process environments: any command speaking the JSON lines
+-- (written by write_file: rock-test/busybox:1 links few applets, no mkdir)
+local scratch = sb.backend == "local" and T.scratch(sb) or "/tmp"
+-- the applets the scripts use, through busybox where they have no link
+local APPLETS = [[
+for a in head tr sleep grep; do command -v $a >/dev/null || eval "$a() { busybox $a \"\$@\"; }"; done
+]]
+local function sh_env(script, timeout)
+  T.ok(sb:write_file{ path = scratch .. "/env.sh", content = APPLETS .. script }.success ~= false)
+  envs.register("test:sh", { command = { "sh", scratch .. "/env.sh" } })
+  return make("test:sh", { timeout = timeout })
+end
+
+T.test("a process environment in sh: reset, step (blank lines are fine), its own error", function()
+  local e = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"hi","info":{"suffix":"s"}}' ;;
+    *step*) echo; echo '{"observation":"o","reward":0.5,"terminated":true,"truncated":false,"info":{}}' ;;
+    *) echo '{"error":"no such op"}' ;;
+  esac
+done]])
+  local o, info = e:reset(1)
+  T.eq(o, "hi"); T.eq(info.suffix, "s")
+  local o2, r, term, trunc = e:step("x")
+  T.eq(o2, "o"); T.eq(r, 0.5); T.eq(term, true); T.eq(trunc, false)
+  T.raises("env_error", function() return e:_call_raw() end)
+  e:close()
+  e:close()
+end)
+
+T.test("a process environment that crashes: exit status and stderr's tail", function()
+  local e = sh_env([[read -r line; echo "going down: bad state" >&2; exit 3]])
+  local ok, err = pcall(e.reset, e, 1)
+  T.ok(not ok, "reset fails")
+  T.eq(err.code, "sandbox_not_alive")
+  T.match(err.message, "exited with status 3")
+  T.match(err.message, "going down: bad state")
+  local ok2, err2 = pcall(e.step, e, "x")
+  T.ok(not ok2 and err2.code == "sandbox_not_alive", "and every later call says so")
+  e:close()
+end)
+
+T.test("a process environment that hangs: the call times out, the rocklet answers", function()
+  local e = sh_env([[read -r line; sleep 1000]], 1)
+  local t0 = rock.uv.now()
+  local ok, err = pcall(e.reset, e, 1)
+  T.ok(not ok and err.code == "timeout", "timeout: " .. tostring(err))
+  T.ok(rock.uv.now() - t0 < 10000, "within its timeout")
+  T.eq(sb:execute{ command = "echo alive" }.stdout, "alive\n")
+  local ok2, err2 = pcall(e.reset, e, 1)
+  T.ok(not ok2 and err2.code == "sandbox_not_alive", "killed after its timeout")
+  e:close()
+end)
+
+T.test("a line that is not JSON is a clear error naming it; the environment is killed", function()
+  local e = sh_env([[read -r line; echo 'Loading model weights...'; echo '{"observation":"late","info":{}}'; sleep 1000]])
+  local ok, err = pcall(e.reset, e, 1)
+  T.ok(not ok and err.code == "env_error", "env_error: " .. tostring(err))
+  T.match(err.message, "not a JSON object")
+  T.match(err.message, '"Loading model weights..."', "quotes the line")
+  local ok2, err2 = pcall(e.reset, e, 1)
+  T.ok(not ok2 and err2.code == "sandbox_not_alive", "then dead")
+  T.match(err2.message, "broke the protocol")
+  e:close()
+end)
+
+-- the rocklet's peak memory (kB): /execute's children are its own
+local function rocklet_hwm()
+  local r = sb:execute{ command = { "sh", "-c", APPLETS .. "grep VmHWM /proc/$PPID/status" } }
+  return tonumber(r.stdout:match("(%d+)"))
+end
+
+T.test("100 MB of stdout: blank lines are read through, one long line is cut at 8 MiB; memory bounded", function()
+  local e = sh_env([[read -r line
+head -c 100000000 /dev/zero | tr '\0' '\n'
+echo '{"observation":"after","info":{}}'
+read -r line
+head -c 100000000 /dev/zero | tr '\0' 'x'
+]], 120)
+  T.eq((e:reset(1)), "after")
+  local ok, err = pcall(e.step, e, "x")
+  T.ok(not ok and err.code == "env_error", "env_error: " .. tostring(err))
+  T.match(err.message, "a line longer than 8 MiB")
+  T.eq(sb:execute{ command = { "echo", "alive" } }.stdout, "alive\n")
+  local hwm = rocklet_hwm()
+  T.ok(hwm, "the rocklet's VmHWM read")
+  if not os.getenv("ROCK_TEST_SANITIZED") then
+    T.ok(hwm < 64 * 1024, "the rocklet's peak RSS stays small: " .. hwm .. " kB")
+  end
+  e:close()
+end)
+
+T.test("64 environments open at once, stepped concurrently, none left after close", function()
+  local list = {}
+  for i = 1, 64 do list[i] = make("game:GuessTheNumber-v0-hard") end
+  local tasks = {}
+  for i, e in ipairs(list) do
+    tasks[i] = rock.spawn(function() return select(2, S.guess(e, i)) end)
+  end
+  local values, errs = rock.wait(tasks)
+  for i = 1, 64 do
+    T.eq(errs[i], nil)
+    T.eq(values[i], 1.0)
+  end
+  local pids = {}
+  for i, e in ipairs(list) do
+    pids[i] = e.pid
+    e:close()
+  end
+  -- killed and reaped: no /proc entry left (a zombie keeps one)
+  local script = "for i in 1 2 3 4 5 6 7 8 9 10; do left=; for p in " .. table.concat(pids, " ") ..
+    "; do [ -e /proc/$p ] && left=\"$left $p\"; done; [ -z \"$left\" ] && break; " ..
+    APPLETS .. "sleep 0.2; done; echo \"left:$left\""
+  T.eq(sb:execute{ command = { "sh", "-c", script } }.stdout, "left:\n")
+end)
+
+sb:stop()
+T.done()
