@@ -80,7 +80,7 @@ local function node_of(v, token)
       .. tostring(type(v) == "table" and v.url or v))
   end
   return { url = text.rtrim(v.url, "/"), token = v.token or token, up = false, checked = false,
-    orphans = {}, report = nil, failures = 0 }
+    orphans = {}, report = nil, failures = 0, refusals = 0 }
 end
 
 --- opts: nodes (list, or a string for parse_nodes), strategy, sample,
@@ -232,6 +232,7 @@ function Pool:try_place(sb, req, so, phase)
       return true
     end
     if errors.is(err, "insufficient_resources") then
+      n.refusals = n.refusals + 1
       task.spawn(function() self:check(n) end) -- its report was stale: look again
     elseif errors.is(err, "node_lost") then
       n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
@@ -247,7 +248,8 @@ end
 
 --- The backend's start (fleet/backend.lua): wait in the FIFO queue for a
 --- node with room, place there. opts as rock.sandbox.start's, with cpus
---- and memory as ROCK's (defaults 2 and "8g").
+--- and memory as ROCK's (defaults 2 and "8g"); wait = false: refused at
+--- once (insufficient_resources) when no node has room now.
 function Pool:place(sb, opts, phase)
   if self.closed then errors.raise("invalid_argument", "fleet: this pool is closed") end
   local mem = images.parse_size(opts.memory or M.DEFAULT_MEMORY, "fleet: memory")
@@ -270,6 +272,11 @@ function Pool:place(sb, opts, phase)
   end
   if up > 0 and not could then
     errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
+  end
+  if opts.wait == false then -- the caller asked not to queue: a node now, or refused
+    if #self.queue == 0 and self:try_place(sb, req, so, phase) then return end
+    errors.raise("insufficient_resources", "fleet: no node has room now for " .. describe(req) ..
+      (#self.queue > 0 and string.format(" (%d start(s) queued ahead)", #self.queue) or "") .. ": " .. self:free_text())
   end
   local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
   local deadline = uv.now() + wait * 1000
@@ -309,12 +316,13 @@ function Pool:start(opts)
   return require("rock.sandbox").start(so)
 end
 
---- The pool's view: each node's url, name, up, why, its report, and the
+--- The pool's view: each node's url, name, up, why, its report, the
+--- starts it refused (full when its report said it had room), and the
 --- queue length.
 function Pool:report()
   local nodes = {}
   for i, n in ipairs(self.nodes) do
-    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report }
+    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report, refusals = n.refusals }
   end
   local count = 0
   for _ in pairs(self.sandboxes) do count = count + 1 end
