@@ -305,12 +305,14 @@ end
 -- Why the job is gone (its Slurm state), or nil while it runs (or squeue
 -- does not answer: no proof).
 local function job_gone(sb)
+  if sb.job_ended then return sb.job_ended end
   if not sb.job_id then return nil end
   local j = M.job(sb.slurm_conf, sb.job_id)
   if not j then return nil end
   sb.slurm_state, sb.slurm_reason = j.state, j.reason
   if j.state == "RUNNING" or j.state == "PENDING" or j.state == "CONFIGURING" then return nil end
-  return string.format("slurm job %s is %s", sb.job_id, describe(j))
+  sb.job_ended = string.format("slurm job %s is %s", sb.job_id, describe(j))
+  return sb.job_ended
 end
 
 function M.op(sb, name, args, timeout, file)
@@ -335,9 +337,12 @@ function M.gone(sb)
 end
 
 function M.stop(sb)
-  if sb.base_url then
-    local ok, err = pcall(remote.stop, sb)
-    if not ok then log.warn("slurm", "%s: stop on its node: %s", tostring(sb.id), tostring(err.message or err)) end
+  if sb.base_url and sb.id and not sb.job_ended then -- an ended job took its sandbox with it
+    -- stop, not delete: the job's server (--once) exits as its sandbox stops
+    local ok, err = pcall(remote.api, sb, "stop", { sandbox_id = sb.id }, 60)
+    if not ok and not errors.is(err, "node_lost") and not errors.is(err, "sandbox_not_found") then
+      log.warn("slurm", "%s: stop on its node: %s", tostring(sb.id), tostring(err.message or err))
+    end
   end
   cleanup(sb)
 end
