@@ -260,6 +260,49 @@ head -c 100000000 /dev/zero | tr '\0' 'x'
   e:close()
 end)
 
+T.test("the gem adapter serves an installed gem's environment (a stand-in gem module here)", function()
+  if sb:execute{ command = { "sh", "-c", "command -v python3" } }.exit_code ~= 0 then
+    print("skip: no python3 in this image (the adapter needs python3 and gem)")
+    return
+  end
+  -- the real gem package is not installable offline: a module with its API
+  T.ok(sb:write_file{ path = scratch .. "/gem.py", content = [[
+class Counter:
+    def reset(self, seed=None):
+        print("chatter from the environment")  # the adapter sends it to stderr
+        self.n = seed or 0
+        return "start %d" % self.n, {"suffix": "go"}
+    def step(self, action):
+        if action == "boom":
+            raise ValueError("bad action")
+        self.n += 1
+        return "n=%d" % self.n, 0.5, self.n >= 3, False, {}
+    def close(self):
+        pass
+def make(env_id):
+    if env_id != "test:Counter-v0":
+        raise KeyError(env_id)
+    return Counter()
+]] }.success ~= false)
+  envs.register("test:Counter-v0", envs.gem_spec("test:Counter-v0", { env = { PYTHONPATH = scratch } }))
+  local e = make("test:Counter-v0")
+  local o, info = e:reset(2)
+  T.eq(o, "start 2"); T.eq(info.suffix, "go")
+  local o2, r, term, trunc = e:step("x")
+  T.eq(o2, "n=3"); T.eq(r, 0.5); T.eq(term, true); T.eq(trunc, false)
+  local ok, err = pcall(e.step, e, "boom")
+  T.ok(not ok and err.code == "env_error", tostring(err))
+  T.match(err.message, "ValueError: bad action")
+  e:close()
+  envs.register("test:Nope-v0", envs.gem_spec("test:Nope-v0", { env = { PYTHONPATH = scratch } }))
+  local bad = make("test:Nope-v0")
+  local ok2, err2 = pcall(bad.reset, bad, 1)
+  T.ok(not ok2 and err2.code == "sandbox_not_alive", tostring(err2))
+  T.match(err2.message, "exited with status 3")
+  T.match(err2.message, "cannot make")
+  bad:close()
+end)
+
 T.test("64 environments open at once, stepped concurrently, none left after close", function()
   local list = {}
   for i = 1, 64 do list[i] = make("game:GuessTheNumber-v0-hard") end

@@ -8,7 +8,10 @@
 -- process environment {command = {argv...} | env_id = <shipped id>,
 -- image = ?, timeout = ?} that runs inside a sandbox (process.lua). rock's
 -- shipped environments (GEM's GuessTheNumber and Sokoban, native: the
--- rocklet's `gem` command) are registered here.
+-- rocklet's `gem` command) are registered here; gem_spec(env_id) serves
+-- an environment of an installed gem package (gem_adapter.py, in images
+-- with python3 and gem), and $ROCK_GEM_ENVS ("id,id,...") registers such
+-- ids at load (for `rock serve`).
 local errors = require "rock.errors"
 
 local M = {}
@@ -60,6 +63,23 @@ function M.make(env_id, opts)
   return require("rock.envs.process").make(env_id, spec, opts)
 end
 
+local adapter -- gem_adapter.py's text, read once
+--- The spec of env_id served by gem's own gem.make(env_id) in the sandbox:
+--- `python3 -c <gem_adapter.py> env_id` (extra: image, timeout, env, cwd).
+function M.gem_spec(env_id, extra)
+  if not adapter then
+    local path = package.searchpath("rock.envs.gem_adapter", (package.path:gsub("%.lua", ".py")))
+    local f = path and io.open(path, "rb")
+    if not f then errors.raise("not_found", "rock.envs: gem_adapter.py is not beside rock/envs/init.lua") end
+    adapter = f:read("a")
+    f:close()
+  end
+  local spec = { command = { "python3", "-c", adapter, env_id } }
+  for k, v in pairs(extra or {}) do spec[k] = v end
+  return spec
+end
+
 for _, id in ipairs(M.SHIPPED) do M.register(id, { env_id = id }) end
+for id in (os.getenv("ROCK_GEM_ENVS") or ""):gmatch("[^,%s]+") do M.register(id, M.gem_spec(id)) end
 
 return M
