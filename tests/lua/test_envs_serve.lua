@@ -144,6 +144,17 @@ T.test("16 environments stepped concurrently, and rock's vectorized step", funct
   for _, e in ipairs(list) do e:close() end
 end)
 
+T.test("rock.envs on a remote sandbox (as a fleet front places them): /env/* pass through", function()
+  local sb = rock.sandbox.start{ base_url = srv.url, image = image }
+  local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = sb })
+  local o, r, term = solvers.guess(e, 5)
+  T.match(o, "^Congratulations!"); T.eq(r, 1.0); T.eq(term, true)
+  local ok, err = pcall(e._call_raw, e, { op = "dance" })
+  T.ok(not ok and err.code == "env_error", tostring(err))
+  e:close()
+  sb:stop()
+end)
+
 T.test("an environment idle past its lease is closed with its sandbox", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
   local short = S.start{ backend = backend, args = { "--lease", "1" }, home = home,
