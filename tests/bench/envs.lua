@@ -1,0 +1,69 @@
+-- envs.lua: GuessTheNumber steps per second, in one run (tests/bench/envs)
+--   rock envs.lua SECONDS   -> a report on stdout
+--   in-process: rock.envs on a local sandbox (the rocklet's /env/call)
+--   serve 1 / serve 64: POST /apis/v1/envs/gem/step over HTTP keep-alive
+--           from 1 and 64 tasks at once, one environment each
+--   make: POST make then reset, to the first observation (p50, p95)
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local S = dofile(here .. "../lua/serve_client.lua")
+local json = rock.json
+local secs = tonumber(arg[1]) or 3
+local hr = rock.uv.hrtime
+local ACTION = "\\boxed{25}"
+
+local function report(name, steps, wall_s)
+  print(string.format("%-52s %10.0f steps/s  (%.1f us each)", name, steps / wall_s, wall_s / steps * 1e6 * 1))
+end
+
+-- steps from n tasks for secs seconds; step(i) does one
+local function drive(n, step)
+  local total, tasks = 0, {}
+  local t0 = hr()
+  local stop_at = t0 + secs * 1e9
+  for i = 1, n do
+    tasks[i] = rock.spawn(function()
+      while hr() < stop_at do
+        step(i)
+        total = total + 1
+      end
+    end)
+  end
+  local _, errs = rock.wait(tasks)
+  for i = 1, n do if errs[i] then error(errs[i]) end end
+  return total, (hr() - t0) / 1e9
+end
+
+-- in-process
+local sb = rock.sandbox.start{ backend = "local" }
+local e = rock.envs.make("game:GuessTheNumber-v0-hard", { sandbox = sb })
+e:reset(1)
+report("in-process rock.envs, 1 environment", drive(1, function() e:step(ACTION) end))
+e:close()
+sb:stop()
+
+local srv = S.start{ backend = "local" }
+local function post(name, body)
+  local res = srv.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
+    headers = { ["Content-Type"] = "application/json" } }
+  if res.status ~= 200 then error(name .. ": " .. res.status .. " " .. res.body) end
+  return json.decode(res.body)
+end
+
+local make_ms, ids = {}, {}
+for i = 1, 64 do
+  local t = hr()
+  ids[i] = post("make", { env_id = "game:GuessTheNumber-v0-hard" }).sandbox_id
+  post("reset", { sandbox_id = ids[i], seed = i })
+  make_ms[i] = (hr() - t) / 1e6
+end
+for _, n in ipairs({ 1, 64 }) do
+  report("rock serve /step, " .. n .. " environment(s) at once", drive(n, function(i)
+    post("step", { sandbox_id = ids[i], action = ACTION })
+  end))
+end
+table.sort(make_ms)
+print(string.format("%-52s p50 %8.1f ms  p95 %8.1f ms  (64, one at a time)", "rock serve make -> first observation",
+  make_ms[32], make_ms[61]))
+for i = 1, 64 do post("close", { sandbox_id = ids[i] }) end
+srv.stop()
