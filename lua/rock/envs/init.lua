@@ -11,7 +11,9 @@
 -- rocklet's `gem` command) are registered here; gem_spec(env_id) serves
 -- an environment of an installed gem package (gem_adapter.py, in images
 -- with python3 and gem), and $ROCK_GEM_ENVS ("id,id,...") registers such
--- ids at load (for `rock serve`).
+-- ids at load (for `rock serve`). swe:<instance_id> is a SWE-bench task
+-- (swe.lua; make's opts.task or opts.tasks holds it), the environment the
+-- agent loop (rock.agent.episode) steps.
 local errors = require "rock.errors"
 
 local M = {}
@@ -55,6 +57,9 @@ function M.make(env_id, opts)
   opts = opts or {}
   if type(env_id) ~= "string" then errors.raise("invalid_argument", "make: env_id must be a string", { op = "make" }) end
   local spec = registry[env_id]
+  if not spec and env_id:find("^swe:.") then -- a SWE task (opts.task or opts.tasks): envs/swe.lua
+    return require("rock.envs.swe").make(env_id, opts)
+  end
   if not spec then
     errors.raise("not_found", "no environment '" .. tostring(env_id) .. "' (rock.envs.list() has the registered ids)",
       { op = "make" })
