@@ -175,6 +175,7 @@ static void broke(rock_envproc_t *p, const char *what, const char *s, size_t n) 
 
 /* One line of its stdout (without the newline): the answer to the call. */
 static void on_line(rock_envproc_t *p, const char *s, size_t n) {
+  if (p->killed) return; /* being killed (a timeout, a stop): what it still says is moot */
   if (n && s[n - 1] == '\r') n--;
   if (!n) return; /* blank lines are allowed */
   json_error_t e;

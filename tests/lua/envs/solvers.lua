@@ -1,7 +1,8 @@
 -- solvers.lua: the test solvers of the shipped games, from their texts
 -- alone: GuessTheNumber by binary search over the hints, Sokoban by a
 -- breadth-first search over (player, boxes) states of the board in
--- info.suffix (moves that push are the edges that change the boxes).
+-- info.suffix (moves that push are the edges that change the boxes; a
+-- target under the player, which GEM's board hides, is inferred).
 local S = {}
 
 --- Play GuessTheNumber to the end; returns the last step's results.
@@ -45,6 +46,11 @@ function S.sokoban_plan(rows)
       if x == "P" then pr, pc = r, c end
     end
   end
+  -- GEM draws the player over a target: one target fewer than boxes shown
+  -- means the player stands on it
+  local ntargets = 0
+  for _ in pairs(target) do ntargets = ntargets + 1 end
+  if ntargets < #boxes then target[k(pr, pc)] = true end
   local function key(p, bs)
     table.sort(bs)
     return p .. ":" .. table.concat(bs, ",")
