@@ -53,12 +53,15 @@ for _, id in ipairs(envs.SHIPPED) do
   T.test(id .. ": a seed gives the same episode, another seed another", function()
     local e = make(id)
     local a, ia = e:reset(7)
-    T.eq(e:reset(7), a, "same seed, same observation")
-    T.eq(type(ia.suffix), "string")
-    -- GuessTheNumber's text names only the range: compare the targets won
+    local b, ib = e:reset(7)
+    T.eq(b, a, "same seed, same observation")
+    T.eq(ib.suffix, ia.suffix, "same seed, same suffix")
+    -- GuessTheNumber's text names only the range: compare the targets won;
+    -- Sokoban's room is in the suffix
     local function episode(seed)
       if guess then return (solve(e, seed)) end
-      return (e:reset(seed))
+      local _, info = e:reset(seed)
+      return info.suffix
     end
     local first, differs = episode(7), false
     T.eq(episode(7), first, "same seed, same episode")
@@ -71,7 +74,7 @@ for _, id in ipairs(envs.SHIPPED) do
     for seed = 1, guess and 10 or 40 do
       local o, r, term, trunc, info, plan = solve(e, seed)
       if plan then -- solvable within its budget: the shortest plan fits max_turns
-        local turns = tonumber(e:reset(seed):match("You have (%d+) turns"))
+        local turns = tonumber(e:reset(seed):match("within (%d+) turns"))
         T.ok(#plan <= turns, "seed " .. seed .. ": plan of " .. #plan .. " in " .. turns .. " turns")
       end
       T.eq(r, 1.0, "reward, seed " .. seed)
@@ -117,10 +120,43 @@ for _, id in ipairs(envs.SHIPPED) do
     T.eq(term, true)
     T.eq(trunc, true)
     T.eq(r, want, "soft reward")
-    T.ok(obs:find((guess and "within " or "You have ") .. n .. " turns", 1, true), "max_turns " .. n .. " in the text")
+    T.ok(obs:find("within " .. n .. " turns", 1, true), "max_turns " .. n .. " in the text")
     e:close()
   end)
 end
+
+T.test("GEM's texts: the instructions, the suffixes", function()
+  local e = make("game:GuessTheNumber-v0-easy")
+  local o, info = e:reset(1)
+  local ex = o:match("for example, \\boxed{(%d+)}%.\n")
+  T.ok(ex and tonumber(ex) >= 1 and tonumber(ex) <= 10, "an example guess in range")
+  T.eq(o, "You are playing Guess The Number.\n" ..
+    "You have to guess the number between 1 and 10 (inclusive) within 4 turns.\n" ..
+    "As you enter your guess, the game will provide you with hints such as the target number is 'higher' or 'lower'.\n" ..
+    "You may provide your response in any manner. Only the number that is wrapped inside \\boxed{} will be " ..
+    "considered as your guess, for example, \\boxed{" .. ex .. "}.\n" ..
+    "As you play, the history of your guesses will be appended below. Use the information to complete " ..
+    "the game before you run out of guesses.\nEnter your first guess to start the game.\n")
+  T.eq(info.suffix, "Enter your next guess.")
+  e:close()
+  local s = make("game:Sokoban-v0-easy")
+  local so, sinfo = s:reset(1)
+  local d = so:match("For example: \\boxed{(%a+)} to move %a+%.\n")
+  T.ok(d, "an example move")
+  T.eq(so, "You are solving the Sokoban puzzle. You are the player and you need to push all boxes to targets.\n" ..
+    "When you are right next to a box, you can push it by moving in the same direction.\n" ..
+    "You cannot push a box through a wall or another box, and you cannot pull a box.\n" ..
+    "you have to complete the puzzle within 20 turns.\n" ..
+    "On the board, objects are represented as:\n" ..
+    "- The player (you) appears as 'P'\n- Walls are represented with '#'\n- Boxes are marked as 'X'\n" ..
+    "- Empty goals are shown with 'O'\n- Boxes on goals are visualized with '√'\n- Empty floor is shown as '_'\n\n" ..
+    "To submit your move, type the command in \\boxed{}.\n" ..
+    "For example: \\boxed{" .. d .. "} to move " .. d .. ".\n" ..
+    "Use logic and deduction to push all boxes onto the target positions!")
+  -- six rows of six cells, each row ending with a newline, as GEM renders
+  T.match(sinfo.suffix, "^Here is the current board layout:\n" .. ("[#_OX√P]+ [^\n]+\n"):rep(6) .. "\nEnter your move%.$")
+  s:close()
+end)
 
 T.test("GuessTheNumber: hints, repeats, out of range, and the soft reward 1 - |G - T| / (max - min)", function()
   local e = make("game:GuessTheNumber-v0-easy") -- 1..10 in 4 turns

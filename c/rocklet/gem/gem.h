@@ -1,7 +1,7 @@
 /* gem.h: rock's shipped GEM environments, native, run as
  *   rocklet gem ENV_ID
  * a process environment speaking the JSON-lines protocol of
- * docs/environments.md on stdin/stdout (gem_main.c). Each game is a file:
+ * docs/environments.md on stdin/stdout (main.c). Each game is a file:
  * guess.c (game:GuessTheNumber-v0-*), sokoban.c (game:Sokoban-v0-*), with
  * GEM's texts, rewards and termination rules. Randomness is gem_rng
  * (splitmix64), so an episode is a function of its seed. */

@@ -35,17 +35,18 @@ static char *guess_reset(gem_env *e, gem_rng *rng) {
   g->turn = 0;
   free(g->guessed);
   g->guessed = calloc((size_t)(g->max - g->min + 1), 1);
+  int example = gem_rng_int(rng, g->min, g->max); /* GEM's sample_random_action */
   return gem_fmt(
       "You are playing Guess The Number.\n"
       "You have to guess the number between %d and %d (inclusive) within %d turns.\n"
-      "As you enter your guess, the game will provide you with hints such as 'target number "
-      "is higher' or 'target number is lower'.\n"
+      "As you enter your guess, the game will provide you with hints such as the target number "
+      "is 'higher' or 'lower'.\n"
       "You may provide your response in any manner. Only the number that is wrapped inside "
-      "\\boxed{} will be considered as your guess, e.g. \\boxed{5}.\n"
+      "\\boxed{} will be considered as your guess, for example, \\boxed{%d}.\n"
       "As you play, the history of your guesses will be appended below. Use the information "
       "to complete the game before you run out of guesses.\n"
       "Enter your first guess to start the game.\n",
-      g->min, g->max, g->max_turns);
+      g->min, g->max, g->max_turns, example);
 }
 
 static void guess_step(gem_env *e, const char *action, gem_step_t *o) {

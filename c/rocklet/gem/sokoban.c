@@ -49,10 +49,9 @@ static char *board(const soko_t *s) {
       size_t n = strlen(cell);
       memcpy(b + o, cell, n);
       o += n;
-      b[o++] = c + 1 < s->w ? ' ' : '\n';
+      b[o++] = c + 1 < s->w ? ' ' : '\n'; /* GEM: every row ends with a newline */
     }
   }
-  if (o) o--; /* no newline after the last row */
   b[o] = 0;
   return b;
 }
@@ -149,25 +148,24 @@ static char *soko_reset(gem_env *e, gem_rng *rng) {
   generate(s, rng);
   s->turn = 0;
   set_suffix(s);
-  char *b = board(s);
-  char *obs = gem_fmt(
+  const char *example = DNAME[gem_rng_int(rng, 0, 3)]; /* GEM's sample_random_action */
+  return gem_fmt(
       "You are solving the Sokoban puzzle. You are the player and you need to push all boxes "
       "to targets.\n"
       "When you are right next to a box, you can push it by moving in the same direction.\n"
-      "You cannot push a box through a wall, and you cannot pull a box.\n"
-      "The answer should be one of 'up', 'down', 'left', 'right' and wrapped inside "
-      "\\boxed{}, e.g. \\boxed{up}. You have %d turns to solve it.\n"
-      "On the board, objects are represented as: \n"
-      "- The player: P\n"
-      "- Boxes: X\n"
-      "- Empty goals: O\n"
-      "- Boxes on goals: \xe2\x88\x9a\n"
-      "- Walls: #\n"
-      "- Empty space: _\n"
-      "Here is the current board layout:\n%s\nEnter your move.",
-      s->max_turns, b);
-  free(b);
-  return obs;
+      "You cannot push a box through a wall or another box, and you cannot pull a box.\n"
+      "you have to complete the puzzle within %d turns.\n"
+      "On the board, objects are represented as:\n"
+      "- The player (you) appears as 'P'\n"
+      "- Walls are represented with '#'\n"
+      "- Boxes are marked as 'X'\n"
+      "- Empty goals are shown with 'O'\n"
+      "- Boxes on goals are visualized with '\xe2\x88\x9a'\n"
+      "- Empty floor is shown as '_'\n\n"
+      "To submit your move, type the command in \\boxed{}.\n"
+      "For example: \\boxed{%s} to move %s.\n"
+      "Use logic and deduction to push all boxes onto the target positions!",
+      s->max_turns, example, example);
 }
 
 static int direction(const char *t, size_t n) {

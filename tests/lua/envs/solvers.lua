@@ -22,7 +22,7 @@ local DIRS = { { "up", -1, 0 }, { "down", 1, 0 }, { "left", 0, -1 }, { "right", 
 
 --- The board of a Sokoban suffix: rows of cells.
 function S.board(suffix)
-  local b = suffix:match("layout:\n(.-)\nEnter your move%.")
+  local b = suffix:match("layout:\n(.-)\n+Enter your move%.")
   local rows = {}
   for line in (b .. "\n"):gmatch("(.-)\n") do
     local row = {}
