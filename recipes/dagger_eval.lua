@@ -1,0 +1,138 @@
+-- dagger_eval.lua: the DAgger evaluator. In rounds, every task is run by a
+-- mixture of a student and a teacher policy (the teacher's action executed
+-- with probability beta_r, a seeded draw), every turn labelled with the
+-- teacher's action; finish-only trajectories reach the aggregated dataset;
+-- a hook between rounds may train the student (docs/dagger.md).
+--   rock recipes/dagger_eval.lua --instances FILE --out DIR
+--     --student model|replay|oracle --teacher model|replay|oracle
+--     [--student-model M] [--student-base-url U] [--student-replay FILE]
+--     [--teacher-model M] [--teacher-base-url U] [--teacher-replay FILE]
+--     [--rounds 3] [--beta-schedule exp|linear|const] [--beta0 1]
+--     [--beta-decay 0.5] [--seed 0] [--between-rounds CMD]
+--     [--nodes URL,...|@FILE] [--node-cpu 96] [--node-memory-gb 320]
+--     [--node-gpu 0] [--sandbox-cpu 4] [--sandbox-memory-gb 16]
+--     [--concurrency 4] [--dry-run] [--resume] [the agent recipe's flags]
+-- Writes DIR/rounds/<r>/{trajectories,dataset,preds}.jsonl,
+-- DIR/rounds/<r>/summary.json and DIR/dataset.jsonl. --student-model may
+-- name the round: 'name-r{round}'. --between-rounds CMD runs as
+-- `sh -c 'CMD "$1"' sh DIR/dataset.jsonl` with ROCK_DAGGER_ROUND and
+-- ROCK_DAGGER_OUT set, waited for; a failure ends the run (--resume runs
+-- it again). Ctrl-C or SIGTERM ends the round's running tasks as aborted;
+-- --resume goes on from the round and task reached.
+local rock = require "rock"
+local dagger = rock.agent.dagger
+
+local usage = "rock recipes/dagger_eval.lua --instances FILE --out DIR --student P --teacher P [flags]"
+local o = rock.flags.parse(arg, {
+  instances = { help = "SWE-bench tasks, JSONL" },
+  out = { help = "output dir" },
+  student = { default = "replay", help = "model|replay|oracle" },
+  teacher = { default = "oracle", help = "model|replay|oracle" },
+  student_model = { help = "the student's model; {round} is the round (default $ROCK_LLM_MODEL)" },
+  student_base_url = { help = "the student's endpoint (default $ROCK_LLM_BASE_URL)" },
+  student_replay = { help = "the student's replay file (--student replay)" },
+  teacher_model = { help = "the teacher's model (default $ROCK_LLM_MODEL)" },
+  teacher_base_url = { help = "the teacher's endpoint (default $ROCK_LLM_BASE_URL)" },
+  teacher_replay = { help = "the teacher's replay file (--teacher replay)" },
+  mode = { default = "tools", help = "model policies: tools | text" },
+  rounds = { type = "number", default = 3, help = "rounds R" },
+  beta_schedule = { default = "exp", help = "exp | linear | const" },
+  beta0 = { type = "number", default = 1, help = "beta of round 1" },
+  beta_decay = { type = "number", default = 0.5, help = "exp: beta_r = beta0 * decay^(r-1)" },
+  seed = { type = "number", default = 0, help = "seed of the mixture's draws" },
+  between_rounds = { help = "command run after each round but the last, given the aggregated dataset's path" },
+  nodes = { help = "rock serve nodes: URL,URL,... or @FILE (the fleet)" },
+  node_cpu = { type = "number", default = 96, help = "CPUs per node" },
+  node_memory_gb = { type = "number", default = 320, help = "GB of memory per node" },
+  node_gpu = { type = "number", default = 0, help = "GPUs per node" },
+  sandbox_cpu = { type = "number", default = 4, help = "CPUs per sandbox" },
+  sandbox_memory_gb = { type = "number", default = 16, help = "GB of memory per sandbox" },
+  concurrency = { type = "number", help = "sandbox starts at once per node (default $ROCK_ENV_CONCURRENCY, else 4)" },
+  dry_run = { type = "boolean", default = false, help = "print the plan, start nothing" },
+  workers = { type = "number", default = 0, help = "tasks run at once (default: the plan's sandboxes at once)" },
+  backend = { default = "auto", help = "auto|docker|podman|local (--nodes: the fleet)" },
+  step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
+  cost_limit = { type = "number", default = 3, help = "USD per task, both policies (0 = none)" },
+  token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
+  wall_limit = { type = "number", default = 0, help = "seconds of agent time per task (0 = none)" },
+  command_timeout = { type = "number", default = 60, help = "seconds per bash command" },
+  memory = { help = "each sandbox's memory limit (default: --sandbox-memory-gb)" },
+  pids_limit = { type = "number", help = "each sandbox's process limit (default 1024; 0 = none)" },
+  disk = { help = "each sandbox's disk limit (default 10g; 0 = none)" },
+  eval_in_place = { type = "boolean", default = false, help = "grade in the agent's sandbox" },
+  no_eval = { type = "boolean", default = false, help = "do not grade" },
+  resume = { type = "boolean", default = false, help = "go on from the round and task a killed run reached" },
+}, usage)
+if not o.instances or (not o.out and not o.dry_run) then
+  io.stderr:write("dagger_eval: --instances and --out are required\nusage: ", usage, "\n")
+  os.exit(2)
+end
+
+local tasks, bad = rock.agent.tasks.load(o.instances)
+for _, e in ipairs(bad) do
+  io.stderr:write(string.format("dagger_eval: %s line %d: %s (skipped)\n", o.instances, e.line, e.message))
+end
+
+local node_list = o.nodes and rock.fleet.parse_nodes(o.nodes) or nil
+local concurrency = o.concurrency or math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
+local plan = dagger.budget.plan{ node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
+  sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
+  nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil }
+local schedule = dagger.schedule.new(o.beta_schedule, { beta0 = o.beta0, decay = o.beta_decay, rounds = o.rounds })
+
+if o.dry_run then
+  print(dagger.budget.describe(plan, node_list and "fleet: " .. o.nodes or (o.backend .. " engine")))
+  local betas = {}
+  for r = 1, o.rounds do betas[r] = string.format("%.4g", schedule(r)) end
+  print(string.format("rounds: %d; beta (%s): %s; seed %d", o.rounds, o.beta_schedule, table.concat(betas, ", "), o.seed))
+  os.exit(0)
+end
+
+-- a policy factory for one side, round r
+local function policy(side, r)
+  local name = o[side]
+  if name == "model" then
+    local model = o[side .. "_model"]
+    if model then model = model:gsub("{round}", tostring(r)) end
+    local llm = rock.llm.new{ model = model, base_url = o[side .. "_base_url"] }
+    return rock.agent.policy("model", { llm = llm, mode = o.mode })
+  end
+  return rock.agent.policy(name, { replay = o[side .. "_replay"] })
+end
+local teacher = policy("teacher", 1)
+
+local backend, sandbox, pool = o.backend, { memory = o.memory or (math.floor(o.sandbox_memory_gb) .. "g"),
+  pids_limit = o.pids_limit, disk = o.disk }, nil
+if node_list then
+  pool = rock.fleet.pool{ nodes = node_list }
+  backend, sandbox.fleet, sandbox.cpus = "fleet", pool, o.sandbox_cpu
+end
+
+local hook
+if o.between_rounds then
+  hook = function(r, path)
+    local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+    local cmd = string.format("ROCK_DAGGER_ROUND=%d ROCK_DAGGER_OUT=%s sh -c %s sh %s", r, q(o.out), q(o.between_rounds .. ' "$1"'), q(path))
+    local ok, how, code = os.execute(cmd)
+    if not ok then
+      rock.errors.raise("hook_failed", string.format("--between-rounds after round %d: %s %s", r, tostring(how), tostring(code)))
+    end
+  end
+end
+
+local summaries, interrupted = dagger.run(tasks, {
+  out = o.out, rounds = o.rounds, schedule = schedule, seed = o.seed, resume = o.resume,
+  student = function(r) return policy("student", r) end, teacher = teacher, between_rounds = hook,
+  on_round = function(s) print(dagger.records.table(s)) end,
+  agent = { workers = plan.at_once, backend = backend, sandbox = sandbox, start_concurrency = plan.starts_at_once,
+    step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
+    wall_limit = o.wall_limit, command_timeout = o.command_timeout,
+    eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh") },
+})
+if pool then pool:close() end
+if not interrupted then
+  local n = #rock.agent.output.read_jsonl(o.out .. "/dataset.jsonl")
+  print(string.format("dataset: %d records in %s/dataset.jsonl (%d rounds)", n, o.out, #summaries))
+end
+-- interrupted: the host exits 128+signal by itself (rock.on_signal)
+if #bad > 0 and not interrupted then os.exit(1) end
