@@ -67,7 +67,8 @@ end
 
 --- Round r's summary: the agent's totals (agent_summary: summary.json as
 --- rock.agent.run writes it) and the round's own: beta, resolved_rate,
---- executed_by, teacher_agreement (turns where the student's action
+--- executed_by, agreed (turns whose student action equals the label),
+--- teacher_agreement (turns where the student's action
 --- equals the teacher's label / turns), intervention_rate (turns the
 --- teacher executed / turns), records {added, dropped,
 --- dropped_trajectories}, policies {student, teacher = {calls, tokens,
@@ -90,6 +91,7 @@ function M.summary(r, beta, trajs, counts, agent_summary, seconds)
   s.resolved_rate = #trajs > 0 and n_resolved / #trajs or 0
   s.turns = counts.turns
   s.executed_by = counts.by
+  s.agreed = counts.agree
   s.teacher_agreement = counts.turns > 0 and counts.agree / counts.turns or 0
   s.intervention_rate = counts.turns > 0 and counts.by.teacher / counts.turns or 0
   s.records = { added = counts.added, dropped = counts.dropped, dropped_trajectories = counts.dropped_trajectories }
