@@ -11,7 +11,8 @@
 --     [--beta-decay 0.5] [--seed 0] [--between-rounds CMD]
 --     [--nodes URL,...|@FILE] [--node-cpu 96] [--node-memory-gb 320]
 --     [--node-gpu 0] [--sandbox-cpu 4] [--sandbox-memory-gb 16]
---     [--concurrency 4] [--dry-run] [--resume] [the agent recipe's flags]
+--     [--concurrency 4] [--backend slurm [--slurm-partition P] ...]
+--     [--dry-run] [--resume] [the agent recipe's flags]
 -- Writes DIR/rounds/<r>/{trajectories,dataset,preds}.jsonl,
 -- DIR/rounds/<r>/summary.json and DIR/dataset.jsonl. --student-model may
 -- name the round: 'name-r{round}'. --between-rounds CMD runs as
@@ -50,7 +51,13 @@ local o = rock.flags.parse(arg, {
   concurrency = { type = "number", help = "sandbox starts at once per node (default $ROCK_ENV_CONCURRENCY, else 4)" },
   dry_run = { type = "boolean", default = false, help = "print the plan, start nothing" },
   workers = { type = "number", default = 0, help = "tasks run at once (default: the plan's sandboxes at once)" },
-  backend = { default = "auto", help = "auto|docker|podman|local (--nodes: the fleet)" },
+  backend = { default = "auto", help = "auto|docker|podman|local|slurm (--nodes: the fleet)" },
+  slurm_partition = { help = "--backend slurm: the partition" },
+  slurm_account = { help = "--backend slurm: the account" },
+  slurm_time = { help = "--backend slurm: each job's time limit" },
+  slurm_node_backend = { default = "auto", help = "--backend slurm: the engine on the nodes (auto|docker|podman|local)" },
+  slurm_shared_dir = { help = "--backend slurm: a dir this host and the nodes share (default $ROCK_SLURM_SHARED_DIR)" },
+  slurm_node_address = { help = "--backend slurm: how this host reaches a node (default its hostname -f)" },
   step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
   cost_limit = { type = "number", default = 3, help = "USD per task, both policies (0 = none)" },
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
@@ -80,8 +87,16 @@ local plan = dagger.budget.plan{ node_cpu = o.node_cpu, node_memory_gb = o.node_
   nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil }
 local schedule = dagger.schedule.new(o.beta_schedule, { beta0 = o.beta0, decay = o.beta_decay, rounds = o.rounds })
 
+local slurm = o.backend == "slurm"
+if node_list and slurm then
+  io.stderr:write("dagger_eval: --nodes (a fleet) and --backend slurm exclude each other\n")
+  os.exit(2)
+end
+
 if o.dry_run then
-  print(dagger.budget.describe(plan, node_list and "fleet: " .. o.nodes or (o.backend .. " engine")))
+  print(dagger.budget.describe(plan, node_list and "fleet: " .. o.nodes
+    or slurm and "Slurm places each sandbox as a job; per node as below"
+    or (o.backend .. " engine")))
   local betas = {}
   for r = 1, o.rounds do betas[r] = string.format("%.4g", schedule(r)) end
   print(string.format("rounds: %d; beta (%s): %s; seed %d", o.rounds, o.beta_schedule, table.concat(betas, ", "), o.seed))
@@ -103,9 +118,16 @@ local teacher = policy("teacher", 1)
 
 local backend, sandbox, pool = o.backend, { memory = o.memory or (math.floor(o.sandbox_memory_gb) .. "g"),
   pids_limit = o.pids_limit, disk = o.disk }, nil
+-- a fleet node and Slurm account each sandbox's CPUs (admission, the
+-- job's --cpus-per-task); on one machine they are no limit (docker would
+-- refuse more than the machine has)
 if node_list then
   pool = rock.fleet.pool{ nodes = node_list }
   backend, sandbox.fleet, sandbox.cpus = "fleet", pool, o.sandbox_cpu
+elseif slurm then
+  sandbox.cpus = o.sandbox_cpu
+  sandbox.slurm = { partition = o.slurm_partition, account = o.slurm_account, time = o.slurm_time,
+    node_backend = o.slurm_node_backend, shared_dir = o.slurm_shared_dir, node_address = o.slurm_node_address }
 end
 
 local hook

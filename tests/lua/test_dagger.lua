@@ -297,6 +297,19 @@ T.test("beta 0 is the student's own run, beta 1 the teacher's", function()
   end
 end)
 
+T.test("--resume with a schedule that gives a begun round another beta is refused", function()
+  local tasks = tasks_of("rb", 1)
+  local o = { student = rock.agent.policy("oracle"), teacher = rock.agent.policy("oracle"), rounds = 1,
+    schedule = dagger.schedule.new("const", { beta0 = 0.5 }) }
+  local _, out = run(tasks, o)
+  local again = { out = out, resume = true, student = o.student, teacher = o.teacher, rounds = 1,
+    schedule = dagger.schedule.new("const", { beta0 = 0.3 }) }
+  local err = T.raises("invalid_argument", run, tasks, again)
+  T.match(err.message, "round 1 was run with beta 0.5")
+  again.schedule = dagger.schedule.new("const", { beta0 = 0.5 })
+  T.eq(run(tasks, again)[1].total, 1, "the same beta resumes")
+end)
+
 T.test("a model student and teacher (tool calls); the teacher unreachable mid-round: aborted, dropped, counted", function()
   local tasks = tasks_of("llm", 3)
   local s_script = {}
@@ -406,6 +419,35 @@ T.test("the recipe killed with kill -9 mid-round, then --resume: no trajectory l
   T.eq(read(hook_log), string.format("1 12 %s/dataset.jsonl\n2 24 %s/dataset.jsonl\n", out, out))
   T.match(read(log), "round 3 %(beta 0%)")
   T.match(read(log), "dataset: 36 records")
+end)
+
+T.test("the recipe with model policies: --student-model 'stu-r{round}' names each round's model; the hook between", function()
+  local tasks = tasks_of("rmodel", 1)
+  local function script()
+    return { F.tool_call("bash", { command = "echo hi" }), F.tool_call("submit", {}),
+             F.tool_call("bash", { command = "echo hi" }), F.tool_call("submit", {}) }
+  end
+  local student_srv, teacher_srv = F.start(script()), F.start(script())
+  local out = out_dir()
+  local hook_log = root .. "/rmodel-hook.log"
+  local log, ok = T.sh(string.format("cd %s && %s %s --instances %s --out %s --student model --student-base-url %s "
+    .. "--student-model 'stu-r{round}' --teacher model --teacher-base-url %s --teacher-model tea --rounds 2 "
+    .. "--beta-schedule const --beta0 0 --backend local --no-eval "
+    .. "--between-rounds 'echo \"$ROCK_DAGGER_ROUND $ROCK_DAGGER_OUT\" >> %s' 2>&1",
+    root, rock_exe, recipe, tasks_file(tasks), out, student_srv.url, teacher_srv.url, hook_log))
+  local sreq, treq = student_srv.requests(), teacher_srv.requests()
+  student_srv.stop(); teacher_srv.stop()
+  T.ok(ok, log)
+  local models = {}
+  for i, q in ipairs(sreq) do models[i] = q.body.model end
+  T.eq(table.concat(models, ","), "stu-r1,stu-r1,stu-r2,stu-r2")
+  T.eq(#treq, 4, "the teacher labels every turn")
+  T.eq(treq[1].body.model, "tea")
+  T.eq(read(hook_log), string.format("1 %s %s/dataset.jsonl\n", out, out), "the hook ran once, after round 1 (not after the last)")
+  local s2 = json.decode(read(out .. "/rounds/2/summary.json"))
+  T.eq(s2.executed_by.student, 2); T.eq(s2.policies.student.tokens, 30); T.eq(s2.policies.teacher.tokens, 30)
+  T.match(log, "student +2 calls, 30 tokens")
+  T.match(log, "dataset: 4 records")
 end)
 
 T.test("the two rounds across three rock serve nodes (--nodes): spread over them, the same records as one machine", function()

@@ -79,7 +79,7 @@ local function setup(t, opts, traj)
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
   traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url } -- a pool's sandbox (rock.fleet): the node it runs on
+    node = sb.node_url or sb.slurm_node } -- the node it runs on: a pool's (rock.fleet) URL, Slurm's node name
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
   local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,

@@ -16,7 +16,8 @@
 -- again, the round a kill cut short runs only the tasks not in its
 -- trajectories.jsonl (rock.agent.run's resume), the hook of a complete
 -- round that had not returned runs again; every dataset is rewritten from
--- the trajectories, so nothing is lost or repeated.
+-- the trajectories, so nothing is lost or repeated. A resume whose
+-- schedule gives a begun round another beta is refused (invalid_argument).
 local uv = require "luv"
 local errors = require "rock.errors"
 local json = require "rock.json"
@@ -40,6 +41,20 @@ local function exists(path)
   local f = io.open(path, "rb")
   if f then f:close() end
   return f ~= nil
+end
+
+-- A resumed round goes on with the beta it began with, or not at all.
+local function check_beta(dir, r, beta, prev)
+  local seen = prev and tonumber(prev.beta)
+  if not seen and exists(dir .. "/trajectories.jsonl") then
+    for _, t in ipairs(output.read_jsonl(dir .. "/trajectories.jsonl")) do
+      if type(t.dagger) == "table" and tonumber(t.dagger.beta) then seen = tonumber(t.dagger.beta); break end
+    end
+  end
+  if seen and math.abs(seen - beta) > 1e-9 then
+    errors.raise("invalid_argument", string.format("resume: round %d was run with beta %.6g, this run gives it %.6g (another schedule?)",
+      r, seen, beta))
+  end
 end
 
 local function call(f, r)
@@ -71,7 +86,8 @@ function M.run(tasks, opts)
       local dir = string.format("%s/rounds/%d", out, r)
       local beta = schedule(r)
       local prev = opts.resume and read_json(dir .. "/summary.json") or nil
-      local done = prev and prev.complete == true and prev.beta == beta
+      if opts.resume then check_beta(dir, r, beta, prev) end
+      local done = prev and prev.complete == true
       local t0 = uv.hrtime()
       local agent_summary
       if not done then
