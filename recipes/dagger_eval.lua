@@ -142,7 +142,7 @@ if o.between_rounds then
   end
 end
 
-local summaries, interrupted = dagger.run(tasks, {
+local ok, summaries, interrupted = pcall(dagger.run, tasks, {
   out = o.out, rounds = o.rounds, schedule = schedule, seed = o.seed, resume = o.resume,
   student = function(r) return policy("student", r) end, teacher = teacher, between_rounds = hook,
   on_round = function(s) print(dagger.records.table(s)) end,
@@ -152,6 +152,10 @@ local summaries, interrupted = dagger.run(tasks, {
     eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh") },
 })
 if pool then pool:close() end
+if not ok then -- a hook that failed, a run already on --out, a resume refused: said, exit 1
+  io.stderr:write("dagger_eval: ", rock.errors.is(summaries) and summaries.message or tostring(summaries), "\n")
+  os.exit(1)
+end
 if not interrupted then
   local n = #rock.agent.output.read_jsonl(o.out .. "/dataset.jsonl")
   print(string.format("dataset: %d records in %s/dataset.jsonl (%d rounds)", n, o.out, #summaries))

@@ -450,6 +450,24 @@ T.test("the recipe with model policies: --student-model 'stu-r{round}' names eac
   T.match(log, "dataset: 4 records")
 end)
 
+T.test("a hook that fails ends the run (exit 1, said); --resume runs it again, then the rest", function()
+  local tasks = tasks_of("hook", 2)
+  local out = out_dir()
+  local flag = root .. "/hook-ok"
+  local args = string.format("--instances %s --out %s --student oracle --teacher oracle --rounds 2 --backend local "
+    .. "--no-eval --between-rounds 'test -e %s && echo ran >> %s.log'", tasks_file(tasks), out, flag, flag)
+  local log, ok = T.sh(string.format("cd %s && %s %s %s 2>&1", root, rock_exe, recipe, args))
+  T.ok(not ok, "the run fails: " .. log)
+  T.match(log, "dagger_eval: %-%-between%-rounds after round 1: exit 1")
+  T.ok(not log:find("stack traceback", 1, true), "said, not a traceback: " .. log)
+  T.ok(io.open(out .. "/rounds/2/trajectories.jsonl") == nil, "round 2 did not start")
+  T.write(flag, "")
+  log, ok = T.sh(string.format("cd %s && %s %s %s --resume 2>&1", root, rock_exe, recipe, args))
+  T.ok(ok, log)
+  T.eq(read(flag .. ".log"), "ran " .. out .. "/dataset.jsonl\n", "the hook ran once, given the dataset")
+  T.match(log, "dataset: 8 records")
+end)
+
 T.test("the two rounds across three rock serve nodes (--nodes): spread over them, the same records as one machine", function()
   local home = root .. "/nodes"
   local nodes, urls = {}, {}
