@@ -116,7 +116,7 @@ local function simulate(s, t, beta, seed, round, id)
   end
 end
 
-T.test("the draws: reproducible per (seed, round, task), uniform enough, independent of order", function()
+T.test("the draws: reproducible per (seed, round, task), another round draws otherwise, uniform enough", function()
   local a, b = dagger.mixture.rng(7, 2, "x"), dagger.mixture.rng(7, 2, "x")
   local c = dagger.mixture.rng(7, 3, "x")
   local same, differ, sum = true, false, 0
@@ -295,6 +295,12 @@ T.test("beta 0 is the student's own run, beta 1 the teacher's", function()
       for _, rec in ipairs(b[t.instance_id].dagger.turns) do T.eq(rec.executed_by, beta == 1 and "teacher" or "student") end
     end
   end
+  -- a recipe's own schedule: a plain Lua function of the round
+  local summaries = run(tasks, { rounds = 2, schedule = function(r) return r == 1 and 0 or 1 end,
+    student = student, teacher = teacher })
+  T.eq(summaries[1].beta, 0); T.eq(summaries[1].executed_by.teacher, 0)
+  T.eq(summaries[2].beta, 1); T.eq(summaries[2].executed_by.student, 0)
+  T.eq(summaries[2].resolved_rate, 0) -- --no-eval: nothing graded
 end)
 
 T.test("--resume with a schedule that gives a begun round another beta is refused", function()
