@@ -337,6 +337,15 @@ T.test("a model student and teacher (tool calls); the teacher unreachable mid-ro
   student_srv.stop(); teacher_srv.stop()
   if not ok then error(summaries, 0) end
   local s1, s2 = summaries[1], summaries[2]
+  -- aborted because the teacher went away: its endpoint is the one unreachable
+  for r = 1, 2 do
+    for _, tr in ipairs(jsonl(string.format("%s/rounds/%d/trajectories.jsonl", out, r))) do
+      if tr.termination_reason == "aborted" then
+        T.eq(tr.error.code, "llm_unreachable")
+        T.ok(tr.error.message:find(":" .. teacher_srv.port .. "/", 1, true), "the teacher's endpoint: " .. tr.error.message)
+      end
+    end
+  end
   T.eq(s1.by_reason.finish, 1); T.eq(s1.by_reason.aborted, 2)
   T.eq(s2.by_reason.aborted, 3)
   T.eq(s1.turns, 2); T.eq(s1.executed_by.teacher, 2)
