@@ -4,6 +4,9 @@
 --     [--replay FILE] --out DIR [--workers N] [--backend auto|docker|podman|local]
 --     [--step-limit N] [--cost-limit X] [--memory 8g] [--pids-limit 1024]
 --     [--disk 10g] [--resume] [--finish-only] ...
+--     [--backend slurm [--partition P] [--account A] [--qos Q] [--constraint C]
+--      [--nodelist L] [--sbatch-arg X ...] [--shared-dir D]
+--      [--node-backend auto|docker|podman|local] [--queue-timeout S]]   (docs/clusters.md)
 -- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
 -- DIR/eval/<instance_id>.log (docs/agent.md). Ctrl-C or SIGTERM ends the
 -- running tasks as `aborted` (written, their sandboxes stopped); --resume
@@ -12,13 +15,13 @@
 local rock = require "rock"
 
 local usage = "rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model [--replay FILE] --out DIR [flags]"
-local o = rock.flags.parse(arg, {
+local spec = {
   instances = { help = "SWE-bench tasks, JSONL" },
   policy = { default = "oracle", help = "oracle|replay|model" },
   replay = { help = "replay file (--policy replay)" },
   out = { help = "output dir" },
   workers = { type = "number", default = 1, help = "tasks run at once" },
-  backend = { default = "auto", help = "auto|docker|podman|local" },
+  backend = { default = "auto", help = "auto|docker|podman|local|slurm" },
   step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
   cost_limit = { type = "number", default = 3, help = "USD per task (0 = none)" },
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
@@ -35,7 +38,13 @@ local o = rock.flags.parse(arg, {
   keep_on_failure = { type = "boolean", default = false, help = "keep an aborted task's sandbox for debugging" },
   resume = { type = "boolean", default = false, help = "skip tasks already in DIR/trajectories.jsonl" },
   finish_only = { type = "boolean", default = false, help = "also write DIR/finished.jsonl: finish trajectories only" },
-}, usage)
+}
+-- --backend slurm: each sandbox a Slurm job; its flags (--partition, ...)
+local slurm = require "rock.backends.slurm"
+for k, v in pairs(slurm.FLAGS) do spec[k] = v end
+local o = rock.flags.parse(arg, spec, usage)
+local sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk }
+for k, v in pairs(slurm.from_flags(o, o.backend)) do sandbox[k] = v end
 if not o.instances or not o.out then
   io.stderr:write("swe_agent: --instances and --out are required\nusage: ", usage, "\n")
   os.exit(2)
@@ -55,7 +64,7 @@ local summary = rock.agent.run(tasks, {
   workers = o.workers, resume = o.resume, backend = o.backend,
   step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
   wall_limit = o.wall_limit, command_timeout = o.command_timeout,
-  sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk },
+  sandbox = sandbox,
   eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
   teardown = { keep_on_failure = o.keep_on_failure },
 })

@@ -42,6 +42,17 @@ T.test("--no-flag, --flag=false, and -- ends the flags", function()
   T.eq(flags.parse({ "--image=a=b" }, SPEC).image, "a=b")
 end)
 
+T.test("a list flag: each use appends, none is an empty list", function()
+  local spec = { sbatch_arg = { type = "list", help = "more" }, image = {} }
+  local o = flags.parse({ "--sbatch-arg", "--exclusive", "--image", "x", "--sbatch-arg=--time=5" }, spec)
+  T.eq(#o.sbatch_arg, 2)
+  T.eq(o.sbatch_arg[1], "--exclusive")
+  T.eq(o.sbatch_arg[2], "--time=5")
+  T.eq(#flags.parse({}, spec).sbatch_arg, 0)
+  T.match(T.raises("invalid_argument", flags.parse, { "--sbatch-arg" }, spec).message, "needs a value")
+  T.match(flags.help(spec), "%-%-sbatch%-arg STRING %(again: more%)%s+more")
+end)
+
 T.test("errors: unknown flag, missing value, bad number, bad boolean", function()
   T.match(T.raises("invalid_argument", flags.parse, { "--bogus" }, SPEC).message,
     "unknown flag %-%-bogus")

@@ -1,0 +1,87 @@
+-- test_engine_slurm.lua: the agent on a real 3-node Slurm cluster started
+-- here (tests/slurm/cluster) and stopped after: recipes/swe_agent.lua
+-- --backend slurm works the demo tasks with the oracle, every sandbox
+-- (the agent's and the fresh eval's) a Slurm job whose `rock serve`
+-- runs it in docker on its node. --sbatch-arg --exclusive and
+-- --exclude=n3 leave room for two jobs at once, so of three workers one
+-- waits in Slurm's queue: the log says so, every task still resolves.
+-- Needs the engines fixture and the demo images (recipes/demo/build-image);
+-- skipped, loudly, without Slurm or root.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local C = dofile(here .. "../slurm/cluster.lua")
+local json = rock.json
+local q = T.q
+
+local cl, why = C.up()
+if not cl then
+  print("SKIP test_engine_slurm: " .. why)
+  T.done()
+  return
+end
+
+local demo = here .. "../../recipes/demo/"
+local home = os.getenv("ROCK_HOME")
+local shared = home .. "/slurm-shared"
+local LIVE = { RUNNING = true, PENDING = true, CONFIGURING = true, COMPLETING = true }
+local function live_jobs()
+  local n = 0
+  for _, j in ipairs(cl:jobs()) do if LIVE[j.state] then n = n + 1 end end
+  return n
+end
+
+-- containers a job's server made (their rock.dir is under the job's ROCK_HOME)
+local function containers_of(jobs)
+  local out = T.sh("docker ps -a --format '{{.Label \"rock.dir\"}}'")
+  local n = 0
+  for dir in out:gmatch("[^\n]+") do
+    local id = dir:match("/rock%-slurm%-(%d+)/")
+    if id and jobs[id] then n = n + 1 end
+  end
+  return n
+end
+
+T.test("swe_agent --backend slurm: the oracle resolves the demo tasks; a queued task waits its turn", function()
+  local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
+  local out = home .. "/out"
+  local log, ok = T.sh(string.format("SLURM_CONF=%s %s %s --instances %s --policy oracle --out %s " ..
+    "--backend slurm --workers 3 --partition rock --node-backend docker --shared-dir %s " ..
+    "--sbatch-arg --exclusive --sbatch-arg=--exclude=n3 --queue-timeout 300",
+    q(cl.conf), q(T.rock_exe()), q(here .. "../../recipes/swe_agent.lua"), q(demo .. "tasks.jsonl"),
+    q(out), q(shared)))
+  local jobs = {}
+  local okc, err = pcall(function()
+    T.ok(ok, "swe_agent ran: " .. log)
+    if os.getenv("SHOWLOG") then print(log) end
+    T.match(log, "resolved%s+" .. #tasks)
+    T.match(log, ": queued %(job %d+ PENDING %(Resources%)%)", "the log shows a task waiting in Slurm's queue")
+    local n = 0
+    for line in io.lines(out .. "/trajectories.jsonl") do
+      local tr = json.decode(line)
+      n = n + 1
+      T.eq(tr.termination_reason, "finish", tr.instance_id)
+      T.eq(tr.eval.status, "resolved", tr.instance_id)
+      T.eq(tr.sandbox.backend, "slurm")
+      T.match(tr.sandbox.image, "^rock%-demo/")
+      T.match(tr.sandbox.slurm_job_id, "^%d+$", "the job id in the trajectory")
+      T.ok(tr.sandbox.node == "n1" or tr.sandbox.node == "n2", "placed off n3: " .. tostring(tr.sandbox.node))
+      jobs[tr.sandbox.slurm_job_id] = true
+    end
+    T.eq(n, #tasks)
+  end)
+  T.wait_until("no live job", function() return live_jobs() == 0 end, 30)
+  T.eq(containers_of(jobs), 0, "no container of the jobs left")
+  T.eq(#T.listdir(shared), 0, "nothing left in the shared dir")
+  if not okc then error(err, 0) end
+end)
+
+T.test("swe_agent: a Slurm flag without --backend slurm is refused", function()
+  local log, ok = T.sh(string.format("%s %s --instances %s --out %s --backend local --partition rock",
+    q(T.rock_exe()), q(here .. "../../recipes/swe_agent.lua"), q(demo .. "tasks.jsonl"), q(home .. "/out2")))
+  T.ok(not ok, "refused")
+  T.match(log, "%-%-partition is for %-%-backend slurm")
+end)
+
+cl:down()
+T.done()
