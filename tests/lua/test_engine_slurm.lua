@@ -5,6 +5,8 @@
 -- runs it in docker on its node. --sbatch-arg --exclusive and
 -- --exclude=n3 leave room for two jobs at once, so of three workers one
 -- waits in Slurm's queue: the log says so, every task still resolves.
+-- recipes/slurm/serve.sbatch on a 3-node allocation serves a 3-node
+-- rock.fleet pool (docker on the nodes); scancel leaves nothing.
 -- Needs the engines fixture and the demo images (recipes/demo/build-image);
 -- skipped, loudly, without Slurm or root.
 local rock = require "rock"
@@ -31,12 +33,13 @@ local function live_jobs()
   return n
 end
 
--- containers a job's server made (their rock.dir is under the job's ROCK_HOME)
-local function containers_of(jobs)
+-- containers a job's server made (their rock.dir is under the job's
+-- ROCK_HOME: rock-slurm-JOB for the backend's, rock-serve-JOB-NODE for serve.sbatch's)
+local function containers_of(jobs, kind)
   local out = T.sh("docker ps -a --format '{{.Label \"rock.dir\"}}'")
   local n = 0
   for dir in out:gmatch("[^\n]+") do
-    local id = dir:match("/rock%-slurm%-(%d+)/")
+    local id = dir:match("/rock%-" .. (kind or "slurm") .. "%-(%d+)[/-]")
     if id and jobs[id] then n = n + 1 end
   end
   return n
@@ -73,6 +76,58 @@ T.test("swe_agent --backend slurm: the oracle resolves the demo tasks; a queued 
   T.wait_until("no live job", function() return live_jobs() == 0 end, 30)
   T.eq(containers_of(jobs), 0, "no container of the jobs left")
   T.eq(#T.listdir(shared), 0, "nothing left in the shared dir")
+  if not okc then error(err, 0) end
+end)
+
+-- processes of job id still running (srun passes the job's id in their environment)
+local function processes_of(id)
+  local out = T.sh("grep -lx 'SLURM_JOB_ID=" .. id .. "' --null-data /proc/[0-9]*/environ 2>/dev/null || true")
+  local n = 0
+  for _ in out:gmatch("/proc/%d+/environ") do n = n + 1 end
+  return n
+end
+
+T.test("serve.sbatch: rock serve on the allocation's 3 nodes is a 3-node fleet pool; scancel leaves nothing", function()
+  local nodefile = shared .. "/nodes"
+  T.must("mkdir -p " .. q(shared))
+  local out, ok = cl:sh(string.format("ROCK=%s sbatch --parsable --nodes=3 --exclusive --output=%s %s %s --backend docker",
+    q(T.rock_exe()), q(home .. "/serve.out"), q(here .. "../../recipes/slurm/serve.sbatch"), q(nodefile)))
+  T.ok(ok, "sbatch: " .. out)
+  local id = out:match("^(%d+)")
+  local sbs = {}
+  local okc, err = pcall(function()
+    T.wait_until("the node file", function() return T.read(nodefile) ~= nil end, 60)
+    T.match(T.sh("stat -c %a " .. q(nodefile)), "^600", "the node file is owner-only")
+    local list = rock.fleet.parse_nodes("@" .. nodefile)
+    T.eq(#list, 3, "a line per node")
+    T.ok(list[1].token and list[1].token == list[3].token, "one token for the allocation")
+    local pool = rock.fleet.pool{ nodes = "@" .. nodefile, strategy = "spread" }
+    for i = 1, 3 do sbs[i] = pool:start{ image = "rock-test/debian:12", cpus = 1, memory = "1g" } end
+    local urls = {}
+    for _, sb in ipairs(sbs) do
+      urls[sb.node_url] = true
+      T.eq(sb:execute{ command = "echo up" }.stdout, "up\n")
+    end
+    T.eq((function() local c = 0 for _ in pairs(urls) do c = c + 1 end return c end)(), 3, "one on each node")
+    for _, n in ipairs(pool:report().nodes) do -- each budget is Slurm's view of its node
+      T.eq(n.report.budget.cpus, 96, n.url .. "'s CPUs")
+      T.eq(n.report.budget.memory_gb, 320, n.url .. "'s memory")
+    end
+    T.eq(containers_of({ [id] = true }, "serve"), 3, "3 containers, one per node's server")
+    pool:close()
+    -- the allocation's end: every server stops its sandboxes and exits
+    local _, cok = cl:sh("scancel " .. id)
+    T.ok(cok, "scancel")
+    T.wait_until("the allocation ended", function() return live_jobs() == 0 end, 30)
+    T.wait_until("no process of the job", function() return processes_of(id) == 0 end, 15)
+    T.eq(containers_of({ [id] = true }, "serve"), 0, "no container left")
+    T.eq(T.sh("ls -d /tmp/rock-serve-" .. id .. "-* " .. q((os.getenv("TMPDIR") or "/tmp") .. "/rock-serve-" .. id) ..
+      "-* 2>/dev/null || true"), "", "no node state dir left")
+    T.eq(#T.listdir(shared), 0, "the node file and its parts removed")
+    for _, sb in ipairs(sbs) do T.raises("node_lost", sb.execute, sb, { command = "true" }) end
+  end)
+  for _, sb in ipairs(sbs) do pcall(sb.stop, sb) end
+  if id then cl:sh("scancel " .. id) end
   if not okc then error(err, 0) end
 end)
 
