@@ -542,7 +542,7 @@ T.test("progress: a sandbox in a cluster's queue counts as queued, not running",
   local t, sb = { instance_id = "a" }, {}
   p:started(); p:started()
   p:phase(t, sb, "container_create", "running", "sbatch")
-  T.match(p:line(), " 2 running · 0 queued ")
+  T.match(p:line(), " 2 running · 0 failed ", "no queue seen: no queued count")
   p:phase(t, sb, "queued", "running", "job 7 PENDING (Resources)")
   p:phase(t, sb, "queued", "running", "job 7 PENDING (Priority)") -- the same wait
   T.match(p:line(), " 1 running · 1 queued ")

@@ -88,4 +88,14 @@ T.test("recipes: --help exits 0 with the usage, an unknown flag fails", function
   end
 end)
 
+T.test("swe_agent.lua --help lists its Slurm flags", function()
+  local out, ok = T.sh("ROCK_NO_GC=1 " .. T.rock_exe() .. " " .. arg[0]:match("(.*/)") .. "../../recipes/swe_agent.lua --help")
+  T.ok(ok, out)
+  for _, f in ipairs({ "partition", "account", "qos", "constraint", "nodelist", "shared%-dir", "node%-backend",
+                       "queue%-timeout" }) do
+    T.match(out, "%-%-" .. f .. " [A-Z]+%s+%-%-backend slurm: ")
+  end
+  T.match(out, "%-%-sbatch%-arg STRING %(again: more%)%s+%-%-backend slurm: one more sbatch argument")
+end)
+
 T.done()

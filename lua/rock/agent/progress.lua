@@ -2,8 +2,9 @@
 -- status line redrawn in place (done/running/queued/failed, resolved so
 -- far, ETA); otherwise one plain line per finished task, for logs, and
 -- one per task whose sandbox waits in a cluster's queue (--backend slurm).
--- queued: tasks whose sandbox start waits in Slurm's queue (the start's
--- "queued" phase); running: the other tasks under way.
+-- queued (shown once one was): tasks whose sandbox start waits in
+-- Slurm's queue (the start's "queued" phase); running: the other tasks
+-- under way.
 local uv = require "luv"
 
 local M = {}
@@ -37,9 +38,10 @@ function Progress:line()
   local elapsed = (uv.hrtime() - self.t0) / 1e9
   local eta = self.done > 0 and clock(elapsed / self.done * (self.total - self.done)) or "?"
   local width, filled = 24, self.total > 0 and math.floor(24 * self.done / self.total) or 24
-  return string.format("[%s%s] %d/%d done · %d running · %d queued · %d failed · %d resolved · %s elapsed · ETA %s",
+  return string.format("[%s%s] %d/%d done · %d running%s · %d failed · %d resolved · %s elapsed · ETA %s",
     string.rep("#", filled), string.rep(".", width - filled), self.done, self.total, self.running - self.queued,
-    self.queued, self.failed, self.resolved, clock(elapsed), eta)
+    self.saw_queue and string.format(" · %d queued", self.queued) or "", self.failed, self.resolved,
+    clock(elapsed), eta)
 end
 
 function Progress:draw()
@@ -59,6 +61,7 @@ function Progress:phase(t, sb, name, status, message)
   if self.waiting[sb] == now then return end
   self.waiting[sb] = now
   self.queued = self.queued + (now and 1 or -1)
+  self.saw_queue = true -- from here on the line counts them
   if self.tty then
     self:draw()
   elseif now then
