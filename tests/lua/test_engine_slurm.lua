@@ -6,7 +6,8 @@
 -- --exclude=n3 leave room for two jobs at once, so of three workers one
 -- waits in Slurm's queue: the log says so, every task still resolves.
 -- recipes/slurm/serve.sbatch on a 3-node allocation serves a 3-node
--- rock.fleet pool (docker on the nodes); scancel leaves nothing.
+-- rock.fleet pool (docker on the nodes); scancel leaves nothing; a
+-- server that cannot start fails the job with its words.
 -- Needs the engines fixture and the demo images (recipes/demo/build-image);
 -- skipped, loudly, without Slurm or root.
 local rock = require "rock"
@@ -129,6 +130,25 @@ T.test("serve.sbatch: rock serve on the allocation's 3 nodes is a 3-node fleet p
   for _, sb in ipairs(sbs) do pcall(sb.stop, sb) end
   if id then cl:sh("scancel " .. id) end
   if not okc then error(err, 0) end
+end)
+
+T.test("serve.sbatch: a server that cannot start ends the job with its words; nothing left", function()
+  local nodefile = shared .. "/nodes"
+  T.must("mkdir -p " .. q(shared))
+  local outf = home .. "/serve-bad.out"
+  local out, ok = cl:sh(string.format("ROCK=%s sbatch --parsable --nodes=2 --output=%s %s %s --no-such-flag",
+    q(T.rock_exe()), q(outf), q(here .. "../../recipes/slurm/serve.sbatch"), q(nodefile)))
+  T.ok(ok, "sbatch: " .. out)
+  local id = out:match("^(%d+)")
+  T.wait_until("the job ended", function() return live_jobs() == 0 end, 30)
+  local st
+  for _, j in ipairs(cl:jobs()) do if j.id == id then st = j.state end end
+  T.eq(st, "FAILED")
+  T.match(T.read(outf), "unknown flag %-%-no%-such%-flag")
+  T.match(T.read(outf), "serve.sbatch: a node's rock serve did not start")
+  T.wait_until("no process of the job", function() return processes_of(id) == 0 end, 15)
+  T.eq(#T.listdir(shared), 0, "no node file, no parts")
+  T.eq(T.sh("ls -d /tmp/rock-serve-" .. id .. "-* 2>/dev/null || true"), "", "no node state dir left")
 end)
 
 T.test("swe_agent: a Slurm flag without --backend slurm is refused", function()
