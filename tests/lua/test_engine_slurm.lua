@@ -5,6 +5,7 @@
 -- runs it in docker on its node. --sbatch-arg --exclusive and
 -- --exclude=n3 leave room for two jobs at once, so of three workers one
 -- waits in Slurm's queue: the log says so, every task still resolves.
+-- recipes/swe_eval.lua --backend slurm grades the gold patches so.
 -- recipes/slurm/serve.sbatch on a 3-node allocation serves a 3-node
 -- rock.fleet pool (docker on the nodes); scancel leaves nothing; a
 -- server that cannot start fails the job with its words.
@@ -87,6 +88,28 @@ local function processes_of(id)
   for _ in out:gmatch("/proc/%d+/environ") do n = n + 1 end
   return n
 end
+
+T.test("swe_eval --backend slurm: the gold patches resolve, each graded in a Slurm job", function()
+  local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
+  local pf = home .. "/gold.jsonl"
+  local lines = {}
+  for _, t in ipairs(tasks) do
+    lines[#lines + 1] = json.encode{ instance_id = t.instance_id, model_name_or_path = "gold", model_patch = t.patch }
+  end
+  T.write(pf, table.concat(lines, "\n") .. "\n")
+  local out = home .. "/eval-out"
+  local log, ok = T.sh(string.format("SLURM_CONF=%s %s %s --instances %s --predictions %s --out %s " ..
+    "--backend slurm --workers 3 --node-backend docker --shared-dir %s --nodelist n2",
+    q(cl.conf), q(T.rock_exe()), q(here .. "../../recipes/swe_eval.lua"), q(demo .. "tasks.jsonl"), q(pf),
+    q(out), q(shared)))
+  T.ok(ok, "swe_eval ran: " .. log)
+  if os.getenv("SHOWLOG") then print(log) end
+  local rep = json.decode(T.read(out .. "/report.json"))
+  T.eq(rep.resolved_instances, #tasks)
+  T.eq(rep.error_instances, 0)
+  T.wait_until("no live job", function() return live_jobs() == 0 end, 30)
+  T.eq(#T.listdir(shared), 0, "nothing left in the shared dir")
+end)
 
 T.test("serve.sbatch: rock serve on the allocation's 3 nodes is a 3-node fleet pool; scancel leaves nothing", function()
   local nodefile = shared .. "/nodes"

@@ -330,7 +330,8 @@ function M.start(sb, opts, phase)
     for k, v in pairs(opts) do ropts[k] = v end
     ropts.base_url, ropts.token, ropts.sandbox_id = addr.url, addr.token, sb.id
     ropts.image = opts.image or "none" -- recorded by a local node backend
-    ropts.startup_timeout = math.max(30, (deadline - uv.now()) / 1000)
+    -- what is left of it, within what a server takes (ROCK's API: up to 3600 s)
+    ropts.startup_timeout = math.min(3600, math.max(30, (deadline - uv.now()) / 1000))
     remote.start(sb, ropts, phase)
     sb.image = opts.image
   end)
