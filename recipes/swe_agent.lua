@@ -2,6 +2,7 @@
 -- patch is graded as SWE-bench grades it; the trajectories are kept.
 --   rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model
 --     [--replay FILE] --out DIR [--workers N] [--backend auto|docker|podman|local]
+--     [--nodes URL,...|@FILE [--strategy spread|pack]]
 --     [--step-limit N] [--cost-limit X] [--memory 8g] [--pids-limit 1024]
 --     [--disk 10g] [--resume] [--finish-only] ...
 --     [--backend slurm [--partition P] [--account A] [--qos Q] [--constraint C]
@@ -22,6 +23,10 @@ local spec = {
   out = { help = "output dir" },
   workers = { type = "number", default = 1, help = "tasks run at once" },
   backend = { default = "auto", help = "auto|docker|podman|local|slurm" },
+  nodes = { help = "run the sandboxes on these `rock serve` nodes, URL,URL,... or @FILE " ..
+    "(default $ROCK_NODES; rock.fleet places each; tokens from the file or $ROCK_API_TOKEN)" },
+  strategy = { default = "spread", help = "with --nodes: spread (least used node) | pack (most used that fits)" },
+  cpus = { type = "number", help = "each sandbox's CPUs, as a node budgets them (default 2)" },
   step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
   cost_limit = { type = "number", default = 3, help = "USD per task (0 = none)" },
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
@@ -43,7 +48,7 @@ local spec = {
 local slurm = require "rock.backends.slurm"
 for k, v in pairs(slurm.FLAGS) do spec[k] = v end
 local o = rock.flags.parse(arg, spec, usage)
-local sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk }
+local sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk, cpus = o.cpus }
 for k, v in pairs(slurm.from_flags(o, o.backend)) do sandbox[k] = v end
 if not o.instances or not o.out then
   io.stderr:write("swe_agent: --instances and --out are required\nusage: ", usage, "\n")
@@ -59,6 +64,10 @@ local llm
 if o.policy == "model" then
   llm = rock.llm.new{ model = o.model, base_url = o.base_url }
 end
+-- --nodes: one pool places every sandbox, the agent's and the grader's
+local nodes = o.nodes or os.getenv("ROCK_NODES")
+local pool = nodes and nodes ~= "" and rock.fleet.pool{ nodes = nodes, strategy = o.strategy } or nil
+sandbox.fleet = pool
 local summary = rock.agent.run(tasks, {
   policy = o.policy, replay = o.replay, llm = llm, mode = o.mode, out = o.out,
   workers = o.workers, resume = o.resume, backend = o.backend,
@@ -68,6 +77,7 @@ local summary = rock.agent.run(tasks, {
   eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
   teardown = { keep_on_failure = o.keep_on_failure },
 })
+if pool then pool:close() end
 
 if o.finish_only then
   local kept, dropped = rock.filters.finish_only_file(o.out .. "/trajectories.jsonl", o.out .. "/finished.jsonl")

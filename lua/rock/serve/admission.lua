@@ -323,7 +323,7 @@ function Admission:report(srv)
     budget = amounts(b), reserved = amounts(r), free = amounts(free),
     max_starting = self.max_starting, starting = self.starting, waiting_to_start = #self.ready,
     queued = #self.queue, running = by.running, pending = by.pending, stopped = by.stopped,
-    queue = queue,
+    queue = queue, pools = srv.pools and srv.pools:report() or nil,
   }
 end
 

@@ -98,6 +98,7 @@ local HELP = {
   rock_sandbox_start_seconds = { "histogram", "sandbox start duration" },
   rock_sandbox_start_phase_seconds = { "histogram", "sandbox start phase duration (phase timestamps have 1 s resolution)" },
   rock_leases_expired_total = { "counter", "sandboxes stopped because their idle lease lapsed" },
+  rock_pool_claims_total = { "counter", "starts answered by a warm sandbox of a --pool" },
   rock_sandboxes = { "gauge", "sandboxes by state" },
 }
 
