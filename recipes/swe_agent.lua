@@ -66,6 +66,10 @@ if o.policy == "model" then
 end
 -- --nodes: one pool places every sandbox, the agent's and the grader's
 local nodes = o.nodes or os.getenv("ROCK_NODES")
+if o.backend == "slurm" and nodes and nodes ~= "" then -- Slurm places, or a pool does: not both
+  io.stderr:write("swe_agent: --backend slurm and --nodes (or ROCK_NODES) exclude each other\n")
+  os.exit(2)
+end
 local pool = nodes and nodes ~= "" and rock.fleet.pool{ nodes = nodes, strategy = o.strategy } or nil
 sandbox.fleet = pool
 local summary = rock.agent.run(tasks, {

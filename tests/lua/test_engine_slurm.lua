@@ -174,11 +174,15 @@ T.test("serve.sbatch: a server that cannot start ends the job with its words; no
   T.eq(T.sh("ls -d /tmp/rock-serve-" .. id .. "-* 2>/dev/null || true"), "", "no node state dir left")
 end)
 
-T.test("swe_agent: a Slurm flag without --backend slurm is refused", function()
+T.test("swe_agent: a Slurm flag without --backend slurm, or with a pool, is refused", function()
   local log, ok = T.sh(string.format("%s %s --instances %s --out %s --backend local --partition rock",
     q(T.rock_exe()), q(here .. "../../recipes/swe_agent.lua"), q(demo .. "tasks.jsonl"), q(home .. "/out2")))
   T.ok(not ok, "refused")
   T.match(log, "%-%-partition is for %-%-backend slurm")
+  log, ok = T.sh(string.format("ROCK_NODES=http://127.0.0.1:9 %s %s --instances %s --out %s --backend slurm",
+    q(T.rock_exe()), q(here .. "../../recipes/swe_agent.lua"), q(demo .. "tasks.jsonl"), q(home .. "/out3")))
+  T.ok(not ok, "refused")
+  T.match(log, "%-%-backend slurm and %-%-nodes %(or ROCK_NODES%) exclude each other")
 end)
 
 cl:down()
