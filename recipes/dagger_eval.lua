@@ -11,7 +11,9 @@
 --     [--beta-decay 0.5] [--seed 0] [--between-rounds CMD]
 --     [--nodes URL,...|@FILE] [--node-cpu 96] [--node-memory-gb 320]
 --     [--node-gpu 0] [--sandbox-cpu 4] [--sandbox-memory-gb 16]
---     [--concurrency 4] [--backend slurm [--slurm-partition P] ...]
+--     [--concurrency 4] [--backend slurm [--partition P] [--account A]
+--      [--qos Q] [--constraint C] [--nodelist L] [--sbatch-arg X ...]
+--      [--shared-dir D] [--node-backend E] [--queue-timeout S]]
 --     [--dry-run] [--resume] [the agent recipe's flags]
 -- Writes DIR/rounds/<r>/{trajectories,dataset,preds}.jsonl,
 -- DIR/rounds/<r>/summary.json and DIR/dataset.jsonl. --student-model may
@@ -24,7 +26,7 @@ local rock = require "rock"
 local dagger = rock.agent.dagger
 
 local usage = "rock recipes/dagger_eval.lua --instances FILE --out DIR --student P --teacher P [flags]"
-local o = rock.flags.parse(arg, {
+local spec = {
   instances = { help = "SWE-bench tasks, JSONL" },
   out = { help = "output dir" },
   student = { default = "replay", help = "model|replay|oracle" },
@@ -42,7 +44,7 @@ local o = rock.flags.parse(arg, {
   beta_decay = { type = "number", default = 0.5, help = "exp: beta_r = beta0 * decay^(r-1)" },
   seed = { type = "number", default = 0, help = "seed of the mixture's draws" },
   between_rounds = { help = "command run after each round but the last, given the aggregated dataset's path" },
-  nodes = { help = "rock serve nodes: URL,URL,... or @FILE (the fleet)" },
+  nodes = { help = "rock serve nodes: URL,URL,... or @FILE (the fleet; default $ROCK_NODES)" },
   node_cpu = { type = "number", default = 96, help = "CPUs per node" },
   node_memory_gb = { type = "number", default = 320, help = "GB of memory per node" },
   node_gpu = { type = "number", default = 0, help = "GPUs per node" },
@@ -52,12 +54,7 @@ local o = rock.flags.parse(arg, {
   dry_run = { type = "boolean", default = false, help = "print the plan, start nothing" },
   workers = { type = "number", default = 0, help = "tasks run at once (default: the plan's sandboxes at once)" },
   backend = { default = "auto", help = "auto|docker|podman|local|slurm (--nodes: the fleet)" },
-  slurm_partition = { help = "--backend slurm: the partition" },
-  slurm_account = { help = "--backend slurm: the account" },
-  slurm_time = { help = "--backend slurm: each job's time limit" },
-  slurm_node_backend = { default = "auto", help = "--backend slurm: the engine on the nodes (auto|docker|podman|local)" },
-  slurm_shared_dir = { help = "--backend slurm: a dir this host and the nodes share (default $ROCK_SLURM_SHARED_DIR)" },
-  slurm_node_address = { help = "--backend slurm: how this host reaches a node (default its hostname -f)" },
+  strategy = { default = "spread", help = "with --nodes: spread (least used node) | pack (most used that fits)" },
   step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
   cost_limit = { type = "number", default = 3, help = "USD per task, both policies (0 = none)" },
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
@@ -69,7 +66,11 @@ local o = rock.flags.parse(arg, {
   eval_in_place = { type = "boolean", default = false, help = "grade in the agent's sandbox" },
   no_eval = { type = "boolean", default = false, help = "do not grade" },
   resume = { type = "boolean", default = false, help = "go on from the round and task a killed run reached" },
-}, usage)
+}
+-- --backend slurm: each sandbox a Slurm job; the agent recipe's flags (--partition, ...)
+local slurm_backend = require "rock.backends.slurm"
+for k, v in pairs(slurm_backend.FLAGS) do spec[k] = v end
+local o = rock.flags.parse(arg, spec, usage)
 if not o.instances or (not o.out and not o.dry_run) then
   io.stderr:write("dagger_eval: --instances and --out are required\nusage: ", usage, "\n")
   os.exit(2)
@@ -80,7 +81,8 @@ for _, e in ipairs(bad) do
   io.stderr:write(string.format("dagger_eval: %s line %d: %s (skipped)\n", o.instances, e.line, e.message))
 end
 
-local node_list = o.nodes and rock.fleet.parse_nodes(o.nodes) or nil
+local nodes_spec = o.nodes or os.getenv("ROCK_NODES")
+local node_list = nodes_spec and nodes_spec ~= "" and rock.fleet.parse_nodes(nodes_spec) or nil
 local concurrency = o.concurrency or math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
 local plan = dagger.budget.plan{ node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
   sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
@@ -89,12 +91,18 @@ local schedule = dagger.schedule.new(o.beta_schedule, { beta0 = o.beta0, decay =
 
 local slurm = o.backend == "slurm"
 if node_list and slurm then
-  io.stderr:write("dagger_eval: --nodes (a fleet) and --backend slurm exclude each other\n")
+  io.stderr:write("dagger_eval: --backend slurm and --nodes (or ROCK_NODES) exclude each other\n")
+  os.exit(2)
+end
+
+local ok_flags, slurm_opts = pcall(slurm_backend.from_flags, o, o.backend)
+if not ok_flags then
+  io.stderr:write("dagger_eval: ", rock.errors.is(slurm_opts) and slurm_opts.message or tostring(slurm_opts), "\n")
   os.exit(2)
 end
 
 if o.dry_run then
-  print(dagger.budget.describe(plan, node_list and "fleet: " .. o.nodes
+  print(dagger.budget.describe(plan, node_list and "fleet: " .. nodes_spec
     or slurm and "Slurm places each sandbox as a job; per node as below"
     or (o.backend .. " engine")))
   local betas = {}
@@ -118,16 +126,15 @@ local teacher = policy("teacher", 1)
 
 local backend, sandbox, pool = o.backend, { memory = o.memory or (math.floor(o.sandbox_memory_gb) .. "g"),
   pids_limit = o.pids_limit, disk = o.disk }, nil
+for k, v in pairs(slurm_opts) do sandbox[k] = v end
 -- a fleet node and Slurm account each sandbox's CPUs (admission, the
 -- job's --cpus-per-task); on one machine they are no limit (docker would
 -- refuse more than the machine has)
 if node_list then
-  pool = rock.fleet.pool{ nodes = node_list }
+  pool = rock.fleet.pool{ nodes = node_list, strategy = o.strategy }
   backend, sandbox.fleet, sandbox.cpus = "fleet", pool, o.sandbox_cpu
 elseif slurm then
   sandbox.cpus = o.sandbox_cpu
-  sandbox.slurm = { partition = o.slurm_partition, account = o.slurm_account, time = o.slurm_time,
-    node_backend = o.slurm_node_backend, shared_dir = o.slurm_shared_dir, node_address = o.slurm_node_address }
 end
 
 local hook

@@ -84,13 +84,19 @@ T.test("--dry-run with --backend slurm: the per-node plan, nothing submitted", f
   T.match(log, "Slurm places each sandbox")
   T.match(log, "capacity: 20 per node %(memory binds")
   T.eq(#cl:jobs(), 0, "no job submitted")
+  -- the agent recipe's Slurm flags, refused without --backend slurm, or with a fleet
+  log, ok = T.sh(string.format("%s %s --instances %s --out %s/no --partition p 2>&1", rock_exe, recipe, tf, root))
+  T.ok(not ok, log); T.match(log, "%-%-partition is for %-%-backend slurm")
+  log, ok = T.sh(string.format("%s %s --instances %s --out %s/no --backend slurm --nodes http://127.0.0.1:1 2>&1",
+    rock_exe, recipe, tf, root))
+  T.ok(not ok, log); T.match(log, "exclude each other")
 end)
 
 T.test("the two rounds on the Slurm cluster: every sandbox a job, the same records as on this machine", function()
   local out = root .. "/out-slurm"
   local log, ok = T.sh(string.format("cd %s && SLURM_CONF=%s %s %s --instances %s --out %s --student replay "
     .. "--student-replay %s --teacher oracle --rounds 2 --seed 7 --no-eval --workers 6 --backend slurm "
-    .. "--slurm-node-backend local --slurm-shared-dir %s --slurm-node-address 127.0.0.1 2>&1",
+    .. "--node-backend local --shared-dir %s 2>&1",
     root, cl.conf, rock_exe, recipe, tf, out, rf, shared))
   T.ok(ok, log)
   T.match(log, "round 2 %(beta 0.5%)")

@@ -75,11 +75,13 @@ local function setup(t, opts, traj)
   for k, v in pairs(opts.sandbox or {}) do start[k] = v end
   local limits = M.sandbox_limits(t, opts)
   for k, v in pairs(limits) do start[k] = v end
+  if opts.on_phase then start.on_phase = function(...) opts.on_phase(t, ...) end end
   local sb
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
   traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url or sb.slurm_node } -- the node it runs on: a pool's (rock.fleet) URL, Slurm's node name
+    node = sb.node_url or sb.slurm_node, -- a pool's sandbox (rock.fleet), a Slurm job: the node it runs on
+    slurm_job_id = sb.job_id and tostring(sb.job_id) or nil }
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
   local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,
@@ -172,6 +174,7 @@ local function grade(t, patch, opts, sb)
   else
     local so = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
     for k, v in pairs(opts.sandbox or {}) do so[k] = v end
+    if opts.on_phase then so.on_phase = function(...) opts.on_phase(t, ...) end end
     res = grading.run(t, patch, { sandbox = so, log_path = log_path, start_sem = opts.start_sem })
   end
   return res

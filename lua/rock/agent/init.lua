@@ -52,7 +52,9 @@ end
 --- format_error_limit: episode.DEFAULTS), observation_limit
 --- and editor_limit (the caps of bash's and the editor's observations,
 --- bytes: tools.OBSERVATION_LIMIT, tools.EDITOR_LIMIT), prompts, progress
---- (a progress.lua object, or false), on_signal (default true: SIGINT or
+--- (a progress.lua object, or false), on_phase (fn(task, sb, name,
+--- status, message): each start phase of a task's sandboxes; default:
+--- the progress's), on_signal (default true: SIGINT or
 --- SIGTERM ends running tasks as aborted and writes them with
 --- interrupted=true, as is a task whose eval it cut; --resume runs those
 --- again, as it runs the tasks not yet started). Raises conflict when
@@ -74,6 +76,9 @@ function M.run(tasks, opts)
   if #todo < #tasks then log.info("agent", "resume: %d task(s) already done, %d to run", #tasks - #todo, #todo) end
   local progress = opts.progress
   if progress == nil then progress = require("rock.agent.progress").new(#todo) end
+  if progress and opts.on_phase == nil then -- the progress counts sandboxes in a cluster's queue
+    eopts.on_phase = function(...) progress:phase(...) end
+  end
   local workers = task.semaphore(math.max(1, math.tointeger(opts.workers or 1) or 1))
   local running, stopping, write_err = {}, nil, nil
   -- end the running tasks as aborted (a signal, or the output cannot be written)
