@@ -190,7 +190,9 @@ end
 
 --- Run one task; returns its trajectory (never raises for the task's own
 --- failures: they are its termination reason). factory: a policy factory
---- (policies/*.lua), opts: see rock.agent.run.
+--- (policies/*.lua), opts: see rock.agent.run. A policy with an
+--- annotate(traj) method adds its own fields to the trajectory once the
+--- turns end, however they end (rock.agent.dagger's mixture does).
 function M.run(t, factory, opts)
   local lim = {}
   for k, v in pairs(M.DEFAULTS) do lim[k] = opts[k] or v end
@@ -199,9 +201,9 @@ function M.run(t, factory, opts)
   local stats = { instance_cost = 0, api_calls = 0, tokens_sent = 0, tokens_received = 0 }
   traj.model_stats = stats
   local t_start = now()
-  local sb, patch
+  local sb, patch, p
   local ok, err = pcall(function()
-    local p = factory:episode(t)
+    p = factory:episode(t)
     local startup
     sb, startup = task.timeout(lim.setup_timeout + 300, setup, t, opts, traj)
     traj.timings.setup = now() - t_start
@@ -241,6 +243,8 @@ function M.run(t, factory, opts)
     end
   end
   traj.patch = patch or ""
+  -- a policy may add its own record to the trajectory (the DAgger mixture's labels)
+  if p and p.annotate then p:annotate(traj) end
   local aborted = traj.termination_reason == "aborted"
   -- grade in place before the teardown, else after it (frees the agent's sandbox first)
   local t_eval = now()
