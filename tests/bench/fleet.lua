@@ -21,17 +21,9 @@ local CONC, ROUNDS, CMDS = 4, tonumber(os.getenv("ROUNDS") or "") or 3, 200
 local hr = rock.uv.hrtime
 local e = engine.connect("docker")
 
-local function stats(xs)
-  local s = {}
-  for i, v in ipairs(xs) do s[i] = v end
-  table.sort(s)
-  local sum = 0
-  for _, v in ipairs(s) do sum = sum + v end
-  return { mean = sum / #s, p50 = s[(#s + 1) // 2], p95 = s[math.max(1, math.ceil(#s * 0.95))] }
-end
-local function line(name, st, extra)
-  print(string.format("%-44s p50 %8.1f  p95 %8.1f  mean %8.1f%s", name, st.p50, st.p95, st.mean, extra or ""))
-end
+local B = dofile(here .. "stats.lua")
+local stats = B.stats
+local function line(name, st, extra) B.line(name, st, extra, 44) end
 
 -- n jobs at concurrency CONC: per-job milliseconds and the wall
 local function wave(job)

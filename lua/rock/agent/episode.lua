@@ -122,6 +122,7 @@ local function grade(t, patch, opts, sb)
   else
     local so = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
     for k, v in pairs(opts.sandbox or {}) do so[k] = v end
+    if opts.on_phase then so.on_phase = function(...) opts.on_phase(t, ...) end end
     res = grading.run(t, patch, { sandbox = so, log_path = log_path, start_sem = opts.start_sem })
   end
   return res
@@ -137,7 +138,9 @@ end
 
 --- Run one task; returns its trajectory (never raises for the task's own
 --- failures: they are its termination reason). factory: a policy factory
---- (policies/*.lua), opts: see rock.agent.run.
+--- (policies/*.lua), opts: see rock.agent.run. A policy with an
+--- annotate(traj) method adds its own fields to the trajectory once the
+--- turns end, however they end (rock.agent.dagger's mixture does).
 function M.run(t, factory, opts)
   local lim = {}
   for k, v in pairs(M.DEFAULTS) do lim[k] = opts[k] or v end
@@ -146,9 +149,9 @@ function M.run(t, factory, opts)
   local stats = { instance_cost = 0, api_calls = 0, tokens_sent = 0, tokens_received = 0 }
   traj.model_stats = stats
   local t_start = now()
-  local sb, patch
+  local sb, patch, p
   local ok, err = pcall(function()
-    local p = factory:episode(t)
+    p = factory:episode(t)
     -- the environment (swe:<instance_id>): its sandbox, its tools
     local environment = swe.new(t, setmetatable({ command_timeout = lim.command_timeout }, { __index = opts }))
     sb = task.timeout(lim.setup_timeout + 300, environment.start, environment, traj)
@@ -187,6 +190,8 @@ function M.run(t, factory, opts)
     end
   end
   traj.patch = patch or ""
+  -- a policy may add its own record to the trajectory (the DAgger mixture's labels)
+  if p and p.annotate then p:annotate(traj) end
   local aborted = traj.termination_reason == "aborted"
   -- grade in place before the teardown, else after it (frees the agent's sandbox first)
   local t_eval = now()

@@ -62,11 +62,13 @@ function M.setup(t, opts, traj)
   for k, v in pairs(opts.sandbox or {}) do start[k] = v end
   local limits = M.sandbox_limits(t, opts)
   for k, v in pairs(limits) do start[k] = v end
+  if opts.on_phase then start.on_phase = function(...) opts.on_phase(t, ...) end end
   local sb
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
   traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url } -- a pool's sandbox (rock.fleet): the node it runs on
+    node = sb.node_url or sb.slurm_node, -- a pool's sandbox (rock.fleet), a Slurm job: the node it runs on
+    slurm_job_id = sb.job_id and tostring(sb.job_id) or nil }
   local setup_timeout = opts.setup_timeout -- nil: the calls' own defaults
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, setup_timeout)
