@@ -1,5 +1,7 @@
 -- envs.lua: GuessTheNumber steps per second, in one run (tests/bench/envs)
 --   rock envs.lua SECONDS   -> a report on stdout
+--   floor:  the same JSON line's round trip to `rocklet gem` over its
+--           pipes, from this runtime (luv), no rocklet in between
 --   in-process: rock.envs on a local sandbox (the rocklet's /env/call)
 --   serve 1 / serve 64: POST /apis/v1/envs/gem/step over HTTP keep-alive
 --           from 1 and 64 tasks at once, one environment each
@@ -9,6 +11,7 @@ local here = arg[0]:match("(.*/)")
 local S = dofile(here .. "../lua/serve_client.lua")
 local json = rock.json
 local secs = tonumber(arg[1]) or 3
+local rocklet_exe = arg[2]
 local hr = rock.uv.hrtime
 local ACTION = "\\boxed{25}"
 
@@ -32,6 +35,32 @@ local function drive(n, step)
   local _, errs = rock.wait(tasks)
   for i = 1, n do if errs[i] then error(errs[i]) end end
   return total, (hr() - t0) / 1e9
+end
+
+-- the floor: write a line, wait for the answer's line, on luv pipes
+do
+  local uv, task = rock.uv, require "rock.task"
+  local stdin, stdout = uv.new_pipe(), uv.new_pipe()
+  local proc = uv.spawn(rocklet_exe, { args = { "gem", "game:GuessTheNumber-v0-hard" }, stdio = { stdin, stdout, 2 } },
+    function() end)
+  local buf, waiting = "", nil
+  stdout:read_start(function(_, data)
+    buf = buf .. (data or "")
+    if waiting and buf:find("\n", 1, true) then local w = waiting; waiting = nil; w() end
+  end)
+  local function call(line)
+    stdin:write(line .. "\n")
+    task.await(function(done)
+      if buf:find("\n", 1, true) then done() else waiting = done end
+    end)
+    buf = buf:sub(buf:find("\n", 1, true) + 1)
+  end
+  call('{"op":"reset","seed":1}')
+  local line = rock.json.encode({ op = "step", action = ACTION })
+  report("floor: the JSON line's round trip to rocklet gem", drive(1, function() call(line) end))
+  call('{"op":"close"}')
+  stdin:close(); stdout:close()
+  proc:close()
 end
 
 -- in-process
