@@ -13,11 +13,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/utf8.h"
 #include "child.h"
 #include "procs.h"
 #include "rocklet.h"
 
 #define MAX_KILL 1024
+#define ENV_DEATH_MAX (ROCK_ENV_STDERR_TAIL + 1024) /* a death's message: the tail fits whole */
 
 struct rock_envproc {
   rock_envproc_t *next;
@@ -100,17 +102,29 @@ static void death(rock_envproc_t *p, char *m, size_t cap) {
   else n = snprintf(m, cap, "the environment was killed by signal %d", WTERMSIG(p->wstatus));
   if (p->killed && n < (int)cap) n += snprintf(m + n, cap - n, " (%s)", p->killed);
   if (p->broken[0] && n < (int)cap) n += snprintf(m + n, cap - n, "; %s", p->broken);
-  if (p->tail_len && n < (int)cap)
-    snprintf(m + n, cap - n, "; the end of its stderr:\n%.*s", (int)p->tail_len, p->tail);
-  else if (n < (int)cap)
+  if (p->tail_len && n < (int)cap) {
+    n += snprintf(m + n, cap - n, "; the end of its stderr:\n");
+    /* valid UTF-8 only (the answer is JSON; the cut may split a character) */
+    const unsigned char *t = (const unsigned char *)p->tail;
+    for (size_t i = 0; i < p->tail_len && n + 5 < (int)cap;) {
+      size_t k = rock_utf8_seq(t + i, p->tail_len - i);
+      if (!k) m[n++] = '?', i++;
+      else memcpy(m + n, t + i, k), n += (int)k, i += k;
+    }
+    m[n < (int)cap ? n : (int)cap - 1] = 0;
+  } else if (n < (int)cap) {
     snprintf(m + n, cap - n, "; its stderr was empty");
+  }
 }
 
+/* Dead once it exited and both its stdout and stderr reached EOF (so the
+ * tail holds its last words); its tree is killed at its exit, so no
+ * descendant keeps the pipes open. */
 static void maybe_dead(rock_envproc_t *p) {
-  if (!p->exited || p->out_open) return;
+  if (!p->exited || p->out_open || p->err_open) return;
   close_h((uv_handle_t *)&p->in, &p->in_open);
   if (!p->pending) return;
-  char m[ROCK_ENV_STDERR_TAIL + 512];
+  char m[ENV_DEATH_MAX];
   death(p, m, sizeof m);
   finish(p, NULL, ROCK_E_SANDBOX_NOT_ALIVE, m);
 }
@@ -168,7 +182,7 @@ static void broke(rock_envproc_t *p, const char *what, const char *s, size_t n) 
   kill_tree(p, "killed: it broke the protocol");
   close_h((uv_handle_t *)&p->out, &p->out_open);
   close_h((uv_handle_t *)&p->in, &p->in_open);
-  char m[ROCK_ENV_STDERR_TAIL + 512];
+  char m[ENV_DEATH_MAX];
   snprintf(m, sizeof m, "the environment %s; it was killed", p->broken + 3);
   finish(p, NULL, ROCK_E_ENV_ERROR, m);
 }
@@ -210,8 +224,10 @@ static void on_read(uv_stream_t *st, ssize_t n, const uv_buf_t *b) {
   rock_envproc_t *p = st->data;
   int is_err = (uv_pipe_t *)st == &p->err;
   if (n < 0) {
-    if (is_err) close_h((uv_handle_t *)&p->err, &p->err_open);
-    else {
+    if (is_err) {
+      close_h((uv_handle_t *)&p->err, &p->err_open);
+      maybe_dead(p);
+    } else {
       if (n == UV_ENOBUFS) snprintf(p->broken, sizeof p->broken, "no memory for its answer");
       close_h((uv_handle_t *)&p->out, &p->out_open);
       maybe_dead(p);
@@ -321,7 +337,7 @@ void rock_envproc_call(rock_envproc_t *p, const char *line, size_t len, double t
     return;
   }
   if (p->exited || !p->out_open || !p->in_open) {
-    char m[ROCK_ENV_STDERR_TAIL + 512];
+    char m[ENV_DEATH_MAX];
     death(p, m, sizeof m);
     fn(data, NULL, ROCK_E_SANDBOX_NOT_ALIVE, m);
     return;
