@@ -36,7 +36,7 @@ struct rock_envproc {
   /* stdout's line being read */
   char *line;
   size_t len, cap;
-  char broken[320]; /* how it broke the protocol, or "" */
+  char broken[512]; /* how it broke the protocol, or "" */
   char tail[ROCK_ENV_STDERR_TAIL];
   size_t tail_len;
   const char *killed; /* why we killed it, or NULL */
@@ -195,8 +195,11 @@ static void on_line(rock_envproc_t *p, const char *s, size_t n) {
   json_error_t e;
   json_t *o = json_loadb(s, n, 0, &e);
   if (!json_is_object(o)) {
+    char what[200];
+    snprintf(what, sizeof what, "a line that is not a JSON object (%s)",
+             o ? "another JSON value" : e.text);
     json_decref(o);
-    broke(p, "a line that is not a JSON object", s, n);
+    broke(p, what, s, n);
   } else if (!p->pending) {
     json_decref(o);
     broke(p, "a line when no call was waiting for one", s, n);
