@@ -77,9 +77,12 @@ T.test("ROCK's flow: make Sokoban-v0-easy, reset, step \\boxed{up}, close", func
   T.eq((gem("close", { sandbox_id = id })), 404)
 end)
 
-for _, id in ipairs({ "game:GuessTheNumber-v0-hard", "game:Sokoban-v0-hard" }) do
-  T.test(id .. " over HTTP: the solver wins; a bad action is GEM's format error", function()
+for _, id in ipairs(rock.envs.SHIPPED) do
+  T.test(id .. " over HTTP: seeds, the solver wins, a bad action is GEM's format error", function()
     local e = remote(id)
+    local a, ia = e:reset(3)
+    local b, ib = e:reset(3)
+    T.eq(b, a); T.eq(ib.suffix, ia.suffix)
     local o, r, term, trunc = (id:find("Guess") and solvers.guess or solvers.sokoban)(e, 9)
     T.match(o, "^Congratulations!"); T.eq(r, 1.0); T.eq(term, true); T.eq(trunc, false)
     e:reset(9)
@@ -119,29 +122,33 @@ T.test("bad input: 4xx with a message, never a traceback", function()
   e:close()
 end)
 
-T.test("16 environments stepped concurrently, and rock's vectorized step", function()
+T.test("64 environments made and stepped concurrently, rock's vectorized step, none left after close", function()
+  local N = 64
   local list, tasks = {}, {}
-  for i = 1, 16 do tasks[i] = rock.spawn(remote, "game:GuessTheNumber-v0-random") end
+  for i = 1, N do tasks[i] = rock.spawn(remote, "game:GuessTheNumber-v0-random") end
   list = rock.wait(tasks)
   tasks = {}
   for i, e in ipairs(list) do tasks[i] = rock.spawn(function() return select(2, solvers.guess(e, i)) end) end
   local rewards, errs = rock.wait(tasks)
-  for i = 1, 16 do T.eq(errs[i], nil); T.eq(rewards[i], 1.0) end
+  for i = 1, N do T.eq(errs[i], nil); T.eq(rewards[i], 1.0) end
   local steps = {}
   for i, e in ipairs(list) do
     e:reset(i)
     steps[i] = { sandbox_id = e.id, action = "\\boxed{" .. i .. "}" }
   end
-  steps[17] = { sandbox_id = "rk-nope", action = "x" }
+  steps[N + 1] = { sandbox_id = "rk-nope", action = "x" }
   local st, r = gem("step", { steps = steps })
   T.eq(st, 200)
-  T.eq(#r.results, 17)
-  for i = 1, 16 do
+  T.eq(#r.results, N + 1)
+  for i = 1, N do
     local o = r.results[i].observation
     T.ok(o:find("At turn 1, you guessed " .. i .. ",", 1, true) == 1 or o:find("^Congratulations"), o)
   end
-  T.eq(r.results[17].code, "not_found")
+  T.eq(r.results[N + 1].code, "not_found")
   for _, e in ipairs(list) do e:close() end
+  local left = srv.get("sandboxes", {})
+  T.eq(left.status, "Success")
+  T.eq(left.result.total, 0, "no sandbox left: " .. rock.json.encode(left.result))
 end)
 
 T.test("rock.envs on a remote sandbox (as a fleet front places them): /env/* pass through", function()
