@@ -162,6 +162,35 @@ T.test("rock.envs on a remote sandbox (as a fleet front places them): /env/* pas
   sb:stop()
 end)
 
+T.test("on a fleet front, make places the environment's sandbox on a node like any sandbox", function()
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local front = S.start{ args = { "--nodes", srv.url }, home = home,
+    env = "ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE=" .. image }
+  local ok, err = pcall(function()
+    local function call(name, body)
+      local res = front.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
+        headers = { ["Content-Type"] = "application/json" } }
+      return res.status, json.decode(res.body)
+    end
+    local st, m = call("make", { env_id = "game:Sokoban-v0-easy" })
+    T.eq(st, 200, json.encode(m))
+    local node = srv.get("sandboxes", {})
+    T.eq(node.result.total, 1, "the node holds the sandbox")
+    local s2, r = call("reset", { sandbox_id = m.sandbox_id, seed = 4 })
+    T.eq(s2, 200)
+    local _, direct = gem("list", {})
+    T.ok(#direct.env_id >= 6)
+    local s3, x = call("step", { sandbox_id = m.sandbox_id, action = "\\boxed{left}" })
+    T.eq(s3, 200); T.match(x.observation, "^At turn 1, you ")
+    T.match(r.info.suffix, "^Here is the current board layout")
+    T.eq((call("close", { sandbox_id = m.sandbox_id })), 200)
+    T.eq(srv.get("sandboxes", {}).result.total, 0, "stopped and deleted on the node")
+  end)
+  front.stop()
+  os.execute("rm -rf '" .. home .. "'")
+  if not ok then error(err, 0) end
+end)
+
 T.test("an environment idle past its lease is closed with its sandbox", function()
   local home = T.sh("mktemp -d"):gsub("%s+$", "")
   local short = S.start{ backend = backend, args = { "--lease", "1" }, home = home,
