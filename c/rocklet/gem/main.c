@@ -35,10 +35,11 @@ int gem_make_known(const char *id) {
 
 char *gem_fmt(const char *fmt, ...) {
   va_list ap;
+  char probe[1]; /* a real buffer: GCC's -Wformat-truncation dislikes NULL here */
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(probe, sizeof probe, fmt, ap);
   va_end(ap);
-  char *s = malloc((size_t)n + 1);
+  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
   if (!s) abort();
   va_start(ap, fmt);
   vsnprintf(s, (size_t)n + 1, fmt, ap);
