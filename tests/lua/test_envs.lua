@@ -348,6 +348,15 @@ def make(env_id):
   bad:close()
 end)
 
+T.test("ROCK_GEM_ENVS registers gem adapter ids at load", function()
+  local out, ok = T.sh("ROCK_GEM_ENVS='game:Sudoku-v0-easy, rg:Wordle-v0' " .. T.q(T.rock_exe()) ..
+    [[ -e 'local e = require("rock").envs; for _, id in ipairs(e.list()) do print(id, (e.spec(id).command or {})[1]) end']])
+  T.ok(ok, out)
+  T.match(out, "game:Sudoku%-v0%-easy\tpython3\n")
+  T.match(out, "rg:Wordle%-v0\tpython3\n")
+  T.match(out, "game:Sokoban%-v0%-easy\tnil\n")
+end)
+
 T.test("64 environments open at once, stepped concurrently, none left after close", function()
   local list = {}
   for i = 1, 64 do list[i] = make("game:GuessTheNumber-v0-hard") end
