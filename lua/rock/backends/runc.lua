@@ -63,14 +63,31 @@ local function runc(rt, root, args, opts)
   return out, err, code
 end
 
--- The runtime of name: "runc" (default) or "runsc" (gVisor).
-local function runtime(name)
-  name = name or "runc"
-  if name == "runc" then return { name = "runc", bin = M.runc_bin() } end
-  if name == "runsc" then
-    return { name = "runsc", bin = os.getenv("ROCK_RUNSC") or "runsc", flags = { "--network", "none" } }
+-- Is bin (a path, or a name looked up on PATH) an executable?
+local function found(bin)
+  if bin:find("/", 1, true) then return uv.fs_access(bin, "x") == true end
+  for d in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    if uv.fs_access(d .. "/" .. bin, "x") then return true end
   end
-  errors.raise("invalid_argument", "sandbox.start: runtime must be runc or runsc, got " .. tostring(name))
+  return false
+end
+
+-- The runtime of name: "runc" (default) or "runsc" (gVisor); check: its
+-- binary must be there (else engine_unavailable).
+local function runtime(name, check)
+  name = name or "runc"
+  local rt
+  if name == "runc" then rt = { name = "runc", bin = M.runc_bin() }
+  elseif name == "runsc" then
+    rt = { name = "runsc", bin = os.getenv("ROCK_RUNSC") or "runsc", flags = { "--network", "none" } }
+  else
+    errors.raise("invalid_argument", "sandbox.start: runtime must be runc or runsc, got " .. tostring(name))
+  end
+  if check and not found(rt.bin) then
+    errors.raise("engine_unavailable", "the runc backend needs " .. rt.bin .. " (Debian's " .. name ..
+      " package) and it is not there")
+  end
+  return rt
 end
 
 -- The cgroup controllers a start with limits needs, checked once: a clear
@@ -257,7 +274,7 @@ function M.start(sb, opts, phase)
   if opts.network and opts.network ~= "none" then
     errors.raise("invalid_argument", "sandbox.start: the runc backend has network \"none\" only")
   end
-  local rt = runtime(opts.runtime)
+  local rt = runtime(opts.runtime, true)
   sb.runtime = rt
   sb.image = opts.image
   sb.id = opts.sandbox_id or state.new_id()
@@ -360,13 +377,19 @@ end
 -- Remove container name of runc root (none is fine) and unmount dir's
 -- rootfs; raises when runc cannot delete it.
 local function remove(rt, root, name, dir)
+  local ok, err = true, nil
   if name and root and uv.fs_stat(root) then
-    local out, err, code = runc(rt, root, { "delete", "--force", name })
-    if code ~= 0 and not (err .. out):find("does not exist", 1, true) and not (err .. out):find("not exist", 1, true) then
-      errors.raise("io_error", rt.name .. " delete " .. name .. " failed: " .. (err ~= "" and err or out))
-    end
+    ok, err = pcall(function()
+      local out, eout, code = runc(rt, root, { "delete", "--force", name })
+      if code ~= 0 and not (eout .. out):find("not exist", 1, true) then
+        errors.raise("io_error", rt.name .. " delete " .. name .. " failed: " .. (eout ~= "" and eout or out))
+      end
+    end)
   end
+  -- the mount goes whatever runc said: its processes are gone with it, or
+  -- held by a lazy unmount until they are
   if dir and core.overlay_mounted(rootfs(dir)) then core.overlay_umount(rootfs(dir)) end
+  if not ok then error(err, 0) end
 end
 
 --- Stop: runc delete --force (its PID 1 and every process with it), the
