@@ -61,10 +61,18 @@ local function applies(rule, caps)
   return true
 end
 
+local made = {} -- path -> the profile made from it (once per process)
+
 --- The OCI linux.seccomp for a sandbox. Raises engine_unavailable when
 --- the profile cannot be read (install containers-common).
 function M.profile()
   local path = os.getenv("ROCK_SECCOMP_PROFILE") or M.PROFILE
+  if not made[path] then made[path] = M.make(path) end
+  return made[path]
+end
+
+--- The OCI linux.seccomp made from the profile at path.
+function M.make(path)
   local f = io.open(path, "rb")
   if not f then
     errors.raise("engine_unavailable", "runc backend: no seccomp profile at " .. path .. " (Debian's " ..
