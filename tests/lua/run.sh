@@ -61,14 +61,16 @@ for c in json.load(sys.stdin) if not sys.stdin.isatty() else []:
   fi
 done
 # the runc backend's: containers in its runc root, overlay mounts under $home
-if [ -d "$home/runc" ] && command -v runc >/dev/null; then
-  ids=$(runc --root "$home/runc" list -q 2>/dev/null)
-  if [ -n "$ids" ]; then
-    echo "LEAK: runc containers left behind: $ids" >&2
-    for id in $ids; do runc --root "$home/runc" delete --force "$id" >/dev/null 2>&1; done
-    rc=1
+for rt in runc runsc; do
+  if [ -d "$home/runc" ] && command -v $rt >/dev/null; then
+    ids=$($rt --root "$home/runc" list 2>/dev/null | tail -n +2 | awk '{ print $1 }')
+    if [ -n "$ids" ]; then
+      echo "LEAK: $rt containers left behind: $ids" >&2
+      for id in $ids; do $rt --root "$home/runc" delete --force "$id" >/dev/null 2>&1; done
+      rc=1
+    fi
   fi
-fi
+done
 mounts=$(awk -v h="$home/" 'index($2, h) == 1 { print $2 }' /proc/self/mounts)
 if [ -n "$mounts" ]; then
   echo "LEAK: mounts left behind: $mounts" >&2

@@ -40,6 +40,8 @@ local M = {}
 local IN_ROCKLET = "/.rock/rocklet"
 local IN_SOCKET = "/.rock/rocklet.sock"
 local IN_STATE = "/.rock/state"
+local IN_SOCK_DIR = "/.rock/sock" -- runsc's: bound from the sandbox's dir
+local IN_HOST_SOCKET = IN_SOCK_DIR .. "/rocklet.sock"
 M.DEFAULT_LEASE = container.DEFAULT_LEASE
 
 --- The runc binary (ROCK_RUNC, default runc on PATH).
@@ -79,7 +81,8 @@ local function runtime(name, check)
   local rt
   if name == "runc" then rt = { name = "runc", bin = M.runc_bin() }
   elseif name == "runsc" then
-    rt = { name = "runsc", bin = os.getenv("ROCK_RUNSC") or "runsc", flags = { "--network", "none" } }
+    rt = { name = "runsc", bin = os.getenv("ROCK_RUNSC") or "runsc",
+      flags = { "--network", "none", "--host-uds", "all" } }
   else
     errors.raise("invalid_argument", "sandbox.start: runtime must be runc or runsc, got " .. tostring(name))
   end
@@ -166,8 +169,9 @@ end
 function M.config(sb, img, opts)
   local lease = opts.auto_clear_seconds or M.DEFAULT_LEASE
   local limits = opts.limits or {}
-  local args = json.array{ IN_ROCKLET, "serve", "--socket", IN_SOCKET, "--dir", IN_STATE, "--idle-timeout",
-    tostring(lease) }
+  local gvisor = sb.runtime and sb.runtime.name == "runsc"
+  local args = json.array{ IN_ROCKLET, "serve", "--socket", gvisor and IN_HOST_SOCKET or IN_SOCKET, "--dir", IN_STATE,
+    "--idle-timeout", tostring(lease) }
   if limits.disk then args[#args + 1] = "--max-file-size"; args[#args + 1] = tostring(limits.disk) end
   local caps = json.array(seccomp.CAPS)
   local mounts = json.array{
@@ -185,6 +189,9 @@ function M.config(sb, img, opts)
       options = json.array{ "nosuid", "noexec", "nodev", "relatime", "ro" } },
     bind(core.rocklet_path(), IN_ROCKLET, true),
   }
+  -- gVisor's file system is its own: the rocklet's socket is made on the
+  -- host, in a dir of the sandbox's dir bound there (runsc --host-uds)
+  if gvisor then mounts[#mounts + 1] = bind(sb.dir .. "/sock", IN_SOCK_DIR, false) end
   local taken = {}
   user_mounts(opts.mounts, mounts, taken)
   for _, f in ipairs(container.ETC) do
@@ -196,7 +203,7 @@ function M.config(sb, img, opts)
     pids = limits.pids_limit and { limit = limits.pids_limit } or nil,
     cpu = opts.cpus and { quota = math.floor(opts.cpus * 100000), period = 100000 } or nil,
   }
-  return {
+  local cfg = {
     ociVersion = "1.0.2",
     process = {
       terminal = false,
@@ -229,6 +236,11 @@ function M.config(sb, img, opts)
       seccomp = seccomp.profile(),
     },
   }
+  if gvisor then -- its /proc and /sys are gVisor's own, the kernel's seen by none; it has no seccomp of the
+    -- sandbox's (gVisor itself is the filter, in a seccomp of its own)
+    cfg.linux.maskedPaths, cfg.linux.readonlyPaths, cfg.linux.seccomp = nil, nil, nil
+  end
+  return cfg
 end
 
 local function write(path, text, mode)
@@ -263,6 +275,18 @@ local function runc_log(dir)
 end
 
 local function rootfs(dir) return dir .. "/bundle/rootfs" end
+
+-- runsc's gofer of container name (the process that serves the host's
+-- files to the sandbox, and the sockets it makes there): from runsc's
+-- state file.
+local function gofer_pid(root, name)
+  local f = io.open(root .. "/" .. name .. "_sandbox:" .. name .. ".state", "rb")
+  local ok, st = pcall(json.decode, f and f:read("a") or "")
+  if f then f:close() end
+  local pid = ok and type(st) == "table" and math.tointeger(st.goferPid)
+  if not pid then errors.raise("sandbox_start_failed", "runsc: no gofer pid in its state of " .. name) end
+  return pid
+end
 
 --- Start: fill sb (id, dir, container, rocklet_pid, socket) and bring its
 --- rocklet up. A failed start removes what it made (container, mount,
@@ -306,6 +330,7 @@ function M.start(sb, opts, phase)
     mkdir(sb.dir .. "/work")
     mkdir(sb.dir .. "/bundle")
     mkdir(rootfs(sb.dir), tonumber("755", 8))
+    if rt.name == "runsc" then mkdir(sb.dir .. "/sock") end
     state.mkdir_p(sb.root)
     container.write_etc(sb, { network = "none" })
     container.write_etc_file(sb, "hostname", sb.id .. "\n")
@@ -332,12 +357,16 @@ function M.start(sb, opts, phase)
     phase("container_start", "success", "pid " .. pid)
 
     phase("rocklet_ready", "running", "waiting for the rocklet")
-    sb.rocklet_pid, sb.socket, sb.pid_start = pid, container.socket_path(pid), core.proc_start_time(pid)
-    rec.rocklet_pid, rec.socket, rec.pid_start = pid, sb.socket, sb.pid_start
+    sb.init_pid, sb.pid_start = pid, core.proc_start_time(pid)
+    sb.rocklet_pid, sb.socket = pid, container.socket_path(pid)
+    if rt.name == "runsc" then -- the socket is the gofer's on the host
+      sb.rocklet_pid, sb.socket = gofer_pid(sb.root, sb.container), sb.dir .. "/sock/rocklet.sock"
+    end
+    rec.init_pid, rec.pid_start, rec.rocklet_pid, rec.socket = pid, sb.pid_start, sb.rocklet_pid, sb.socket
     state.write_record(sb.dir, rec)
     rocklet.wait_ready(sb.socket, opts.startup_timeout, function()
       if core.proc_start_time(pid) ~= sb.pid_start then return "the container's rocklet exited at once" end
-    end, pid)
+    end, sb.rocklet_pid)
     phase("rocklet_ready", "success", "rocklet answers")
   end)
   if not ok then
@@ -351,8 +380,8 @@ end
 function M.attach(sb, rec)
   sb.runtime, sb.root, sb.container = runtime(rec.runtime), rec.runc_root, rec.container
   sb.rocklet_pid, sb.socket, sb.pid_start = rec.rocklet_pid, rec.socket, rec.pid_start
-  sb.mounted = true
-  if not sb.rocklet_pid or core.proc_start_time(sb.rocklet_pid) ~= sb.pid_start then
+  sb.init_pid = rec.init_pid or rec.rocklet_pid
+  if not sb.init_pid or core.proc_start_time(sb.init_pid) ~= sb.pid_start then
     errors.raise("sandbox_not_alive", "container " .. tostring(rec.container) .. " is not running")
   end
   rocklet.call(sb.socket, "/is_alive", {}, 5, sb.rocklet_pid)
@@ -361,8 +390,8 @@ end
 --- Why it is gone: its PID 1 ended (the rocklet's start time is no
 --- longer its pid's), or nil while it runs.
 function M.gone(sb)
-  if not sb.rocklet_pid then return "no container" end
-  if core.proc_start_time(sb.rocklet_pid) ~= sb.pid_start then return "the container stopped" end
+  if not sb.init_pid then return "no container" end
+  if core.proc_start_time(sb.init_pid) ~= sb.pid_start then return "the container stopped" end
   return nil
 end
 
@@ -469,14 +498,15 @@ local function mounts_under(dir)
   return out
 end
 
---- gc's sweep (ctx: gc.lua) of what no record proves: runc containers of
---- this state dir's root named rock-<id> whose owner (their annotation) is
+--- gc's sweep (ctx: gc.lua) of what no record proves: runc's and runsc's
+--- containers of this state dir's root named rock-<id> whose owner (their annotation) is
 --- dead and whose sandbox has no record, and overlay mounts under the
 --- sandboxes dir whose sandbox has no record and a dead owner mark.
 function M.reap(ctx)
   local root = M.root()
-  if uv.fs_stat(root) then
-    local rt = runtime()
+  for _, name in ipairs(uv.fs_stat(root) and { "runc", "runsc" } or {}) do
+    local rt = runtime(name)
+    if not found(rt.bin) then goto next end
     local out, err, code = runc(rt, root, { "list", "--format", "json" })
     if code ~= 0 then ctx.error("runc list: " .. err) end
     local ok, list = pcall(json.decode, code == 0 and out or "[]")
@@ -491,6 +521,7 @@ function M.reap(ctx)
         else ctx.unremoved[id] = true; ctx.error(tostring(rerr)) end
       end
     end
+    ::next::
   end
   for _, m in ipairs(mounts_under(state.sandboxes_dir())) do
     local dir = state.sandboxes_dir() .. "/" .. m.id
