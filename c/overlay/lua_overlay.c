@@ -45,8 +45,9 @@ static int fail(lua_State *L, rock_err e, const char *op, const char *path, int 
 }
 
 /* the whiteouts found by the walk, handled after it (the walk must not
- * change the dirs it is reading) */
-static struct {
+ * change the dirs it is reading); nftw passes no context to its callback,
+ * so this is the calling thread's, for the length of one call */
+static _Thread_local struct {
   char **paths;
   size_t n, cap;
 } found;

@@ -514,7 +514,10 @@ function M.reap(ctx)
       local id = tostring(c.id):match("^rock%-(.+)$")
       local ann = type(c.annotations) == "table" and c.annotations or {}
       local dir = state.sandboxes_dir() .. "/" .. tostring(id)
-      if id and state.valid_id(id) and ann["rock.sandbox"] == id and not state.read_record(dir)
+      local rec = id and state.valid_id(id) and state.read_record(dir)
+      if rec and rec.container == c.id and c.status == "running" then
+        ctx.running[id] = true -- a kept one is spared while it runs (gc.lua)
+      elseif id and state.valid_id(id) and ann["rock.sandbox"] == id and not rec
           and not state.owner_alive(state.parse_owner(ann["rock.owner"])) then
         local gone, rerr = pcall(remove, rt, root, c.id, dir)
         if gone then ctx.removed(id, "runc", "owner dead (no record)")
