@@ -103,6 +103,58 @@ T.test("kill -9 of a host with runc sandboxes, then rock gc: no container, mount
   os.remove(path)
 end)
 
+-- Run a host (a rock process) with code, which prints lines, then kill
+-- it with -9 once it printed READY; returns the lines.
+local function dead_host(code)
+  local path = state.dir() .. "/host-" .. tostring(uv.hrtime()) .. ".lua"
+  T.write(path, "local rock = require 'rock'\nprint(rock.core.getpid())\n" .. code ..
+    "\nprint('READY')\nio.stdout:flush()\nrock.sleep(600)\n")
+  local p = assert(io.popen(ROCK .. " " .. path))
+  local pid = tonumber(p:read("l"))
+  local lines = {}
+  for line in p:lines() do
+    if line == "READY" then break end
+    lines[#lines + 1] = line
+  end
+  uv.kill(pid, "sigkill")
+  p:close()
+  T.wait_until("the host is gone", function() return gone(pid) end, 5)
+  os.remove(path)
+  return lines
+end
+
+local function runc_status(name)
+  local out = T.sh("runc --root " .. T.q(runc.root()) .. " state " .. name .. " 2>/dev/null")
+  return out:match('"status":%s*"(%a+)"') or "gone"
+end
+
+T.test("a lapsed lease stops the container with no host alive; a kept one is spared while it runs", function()
+  local lines = dead_host([[
+    local a = rock.sandbox.start{ backend = "runc", image = "]] .. IMAGE .. [[", auto_clear_seconds = 2 }
+    local b = rock.sandbox.start{ backend = "runc", image = "]] .. IMAGE .. [[", auto_clear_seconds = 300 }
+    b:keep()
+    print(a.id, b.id)]])
+  local a, b = lines[1]:match("^(%S+)\t(%S+)$")
+  T.ok(a and b, "two sandboxes: " .. table.concat(lines, "\n"))
+  T.wait_until("the lapsed one stops by itself", function()
+    return runc_status(runc.container_name(a)) == "stopped"
+  end, 15)
+  T.eq(runc_status(runc.container_name(b)), "running")
+  local report = rock.gc.run()
+  T.eq(#report.errors, 0, "gc errors: " .. table.concat(report.errors, "; "))
+  T.eq(runc_status(runc.container_name(a)), "gone", "the lapsed one removed")
+  T.ok(not uv.fs_stat(state.sandboxes_dir() .. "/" .. a), "and its dir")
+  T.eq(runc_status(runc.container_name(b)), "running", "the kept one spared")
+  T.ok(uv.fs_stat(state.sandboxes_dir() .. "/" .. b), "with its dir")
+  -- once it stops, gc removes it too
+  T.must("runc --root " .. T.q(runc.root()) .. " kill " .. runc.container_name(b) .. " KILL")
+  T.wait_until("the kept one stopped", function() return runc_status(runc.container_name(b)) == "stopped" end, 10)
+  report = rock.gc.run()
+  T.eq(#report.errors, 0, "gc errors: " .. table.concat(report.errors, "; "))
+  T.eq(runc_status(runc.container_name(b)), "gone")
+  T.eq(#mounts_here(), 0, "no mount left")
+end)
+
 local DERIVED = T.tmp_image("derived")
 local WHITEOUTS = T.tmp_image("whiteouts")
 
