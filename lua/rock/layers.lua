@@ -9,7 +9,9 @@
 -- concurrency, in one process and across processes: the layer's flock,
 -- then a check, then tar into a temp dir renamed into place, so a layer
 -- dir that exists is whole. The engine names the diff ids (its inspect);
--- the tar's manifest maps them to its layer files in the same order.
+-- the tar's manifest maps them to its layer files in the same order. Its
+-- answer is kept beside the layers (M.recorded), so a start of an image
+-- unpacked before needs no engine: when none answers, that record serves.
 -- Layers are never removed by rock (the store is shared by every image of
 -- the state dir): remove <state dir>/layers with no runc sandbox running.
 local uv = require "luv"
@@ -22,6 +24,7 @@ local json = require "rock.json"
 local proc = require "rock.proc"
 
 local M = {}
+local record_path, record -- below
 
 --- The store's dir: $ROCK_LAYERS/sha256, default <state dir>/layers/sha256
 --- (state dirs may share one store: the test suites do).
@@ -99,6 +102,26 @@ local function manifest(tar, id)
   errors.raise("image_not_found", "layers: " .. tar .. " holds no image " .. id)
 end
 
+-- The record of image's id, layers and config (the engine's answer), so
+-- a start finds them with no engine answering: <store>/../images/<name>.json.
+record_path = function(image)
+  return M.dir() .. "/../images/" .. image:gsub("[^%w%.%-_]", function(c) return string.format("%%%02X", c:byte()) end)
+    .. ".json"
+end
+
+local recorded_ids = {} -- image -> the id last recorded by this process
+record = function(image, id, diff_ids, config)
+  if recorded_ids[image] == id then return end
+  local path = record_path(image)
+  state.mkdir_p(M.dir() .. "/../images")
+  local tmp = path .. ".tmp-" .. rand()
+  local f = io.open(tmp, "wb")
+  if not f then return end -- a cache only: a start does not fail for it
+  f:write(json.encode({ name = image, id = id, diff_ids = json.array(diff_ids), config = config }))
+  f:close()
+  if os.rename(tmp, path) then recorded_ids[image] = id else os.remove(tmp) end
+end
+
 M.stats = { unpacked = 0 } -- layers this process unpacked (tests read it)
 
 --- The image as the runc backend runs it: {id=, layers = {dir, ...} the
@@ -109,6 +132,13 @@ M.stats = { unpacked = 0 } -- layers this process unpacked (tests read it)
 function M.ensure(image, opts)
   local e = opts.engine
   local ok, info = pcall(e.image_inspect, e, image)
+  if not ok and (errors.is(info, "engine_unavailable") or errors.is(info, "connection_failed")) then
+    local rec = M.recorded(image)
+    if rec then return rec end
+    info.message = info.message .. " (and the layer store has no record of " .. image .. ": it is unpacked " ..
+      "from an engine's image once)"
+    error(info, 0)
+  end
   if not ok then
     if not (errors.is(info, "image_not_found") or errors.is(info, "not_found")) then error(info, 0) end
     images.ensure(image, { pull = opts.pull or "missing", engine = e })
@@ -147,7 +177,27 @@ function M.ensure(image, opts)
   end
   local dirs = {}
   for i = #diff_ids, 1, -1 do dirs[#dirs + 1] = M.path(diff_ids[i]) end
-  return { id = info.Id, layers = dirs, config = info.Config or {} }
+  local out = { id = info.Id, layers = dirs, config = info.Config or {} }
+  record(image, info.Id, diff_ids, out.config)
+  return out
+end
+
+--- What the store knows of image without an engine (the last ensure's
+--- answer, kept in <store>/../images/): as M.ensure returns it, or nil
+--- when it has no record or a layer is gone.
+function M.recorded(image)
+  local f = io.open(record_path(image), "rb")
+  if not f then return nil end
+  local ok, rec = pcall(json.decode, f:read("a"))
+  f:close()
+  if not ok or type(rec) ~= "table" or rec.name ~= image or type(rec.diff_ids) ~= "table" then return nil end
+  local dirs = {}
+  for i = #rec.diff_ids, 1, -1 do
+    local d = M.path(rec.diff_ids[i])
+    if not uv.fs_stat(d) then return nil end
+    dirs[#dirs + 1] = d
+  end
+  return { id = rec.id, layers = dirs, config = type(rec.config) == "table" and rec.config or {} }
 end
 
 return M
