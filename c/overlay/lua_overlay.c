@@ -10,8 +10,11 @@
  *   core.overlay_mount(lowers, upper, work, target)
  *                                 mount an overlay on target: lowers a list
  *                                 of dirs, the topmost first
- *   core.overlay_umount(target)   unmount it (lazily when busy); false when
- *                                 nothing is mounted there
+ *   core.overlay_umount(target)   unmount it, or any mount there (lazily when
+ *                                 busy); false when nothing is mounted there
+ *   core.tmpfs_mount(target, bytes)  a tmpfs of at most bytes, mode 0700, on
+ *                                 target (runsc's socket dir: what a sandbox
+ *                                 writes there is bounded)
  *   core.overlay_mounted(target)  is target a mount point (its device differs
  *                                 from its parent's)?
  *   core.flock_try(path)          an exclusive flock on path (made 0600 if
@@ -145,6 +148,16 @@ static int l_mount(lua_State *L) {
   return 0;
 }
 
+static int l_tmpfs(lua_State *L) {
+  const char *target = luaL_checkstring(L, 1);
+  lua_Integer bytes = luaL_checkinteger(L, 2);
+  char data[64];
+  snprintf(data, sizeof data, "size=%lld,mode=0700", (long long)bytes);
+  if (mount("tmpfs", target, "tmpfs", MS_NODEV | MS_NOSUID | MS_NOEXEC, data))
+    return fail(L, ROCK_E_IO, "cannot mount a tmpfs on", target, errno);
+  return 0;
+}
+
 static int l_umount(lua_State *L) {
   const char *target = luaL_checkstring(L, 1);
   if (umount2(target, UMOUNT_NOFOLLOW) == 0) return lua_pushboolean(L, 1), 1;
@@ -185,6 +198,7 @@ static int l_flock_release(lua_State *L) {
 const luaL_Reg lrock_overlay_funcs[] = {
     {"overlay_whiteouts", l_whiteouts}, {"overlay_mount", l_mount},
     {"overlay_umount", l_umount},       {"overlay_mounted", l_mounted},
-    {"flock_try", l_flock_try},         {"flock_release", l_flock_release},
+    {"tmpfs_mount", l_tmpfs},           {"flock_try", l_flock_try},
+    {"flock_release", l_flock_release},
     {NULL, NULL},
 };

@@ -329,6 +329,8 @@ if T.sh("command -v runsc") ~= "" then
       T.eq(sb:run_in_session{ session = "s", command = "cat /proc/net/dev | tail -n +3 | cut -d: -f1 | tr -d ' '" }
         .output, "lo\n", "network none")
       T.match(T.sh("ls -la " .. T.q(sb.socket)), "^s", "the rocklet's socket is on the host")
+      local big = sb:execute{ command = "head -c 1048576 /dev/zero > /.rock/sock/big", shell = true }
+      T.ok(big.exit_code ~= 0, "its socket dir holds no megabyte (a small tmpfs): " .. big.stdout .. big.stderr)
     end)
     sb:stop()
     if not ok then error(err, 0) end

@@ -43,6 +43,7 @@ local IN_STATE = "/.rock/state"
 local IN_SOCK_DIR = "/.rock/sock" -- runsc's: bound from the sandbox's dir
 local IN_HOST_SOCKET = IN_SOCK_DIR .. "/rocklet.sock"
 M.DEFAULT_LEASE = container.DEFAULT_LEASE
+M.SOCK_DIR_BYTES = 64 * 1024 -- runsc's socket dir: a tmpfs this big
 
 --- The runc binary (ROCK_RUNC, default runc on PATH).
 function M.runc_bin() return os.getenv("ROCK_RUNC") or "runc" end
@@ -93,8 +94,8 @@ local function runtime(name, check)
   return rt
 end
 
--- The cgroup controllers a start with limits needs, checked once: a clear
--- error names the one missing (cgroup v1 or v2).
+-- The cgroup controllers a start's limits need, checked at each start
+-- (a stat or a read): a clear error names the one missing (cgroup v1 or v2).
 local function check_cgroups(limits, cpus)
   local need = { "memory", "pids" }
   if cpus then need[#need + 1] = "cpu" end
@@ -330,12 +331,14 @@ function M.start(sb, opts, phase)
     mkdir(sb.dir .. "/work")
     mkdir(sb.dir .. "/bundle")
     mkdir(rootfs(sb.dir), tonumber("755", 8))
-    if rt.name == "runsc" then mkdir(sb.dir .. "/sock") end
+    if rt.name == "runsc" then -- bound writable into the sandbox: a small tmpfs, not the host's disk
+      mkdir(sb.dir .. "/sock")
+      core.tmpfs_mount(sb.dir .. "/sock", M.SOCK_DIR_BYTES)
+    end
     state.mkdir_p(sb.root)
     container.write_etc(sb, { network = "none" })
     container.write_etc_file(sb, "hostname", sb.id .. "\n")
     core.overlay_mount(img.layers, sb.dir .. "/upper", sb.dir .. "/work", rootfs(sb.dir))
-    sb.mounted = true
     write(sb.dir .. "/bundle/config.json", json.encode(M.config(sb, img.config, opts)))
     phase("container_create", "success", "bundle " .. sb.dir .. "/bundle")
 
@@ -418,6 +421,7 @@ local function remove(rt, root, name, dir)
   -- the mount goes whatever runc said: its processes are gone with it, or
   -- held by a lazy unmount until they are
   if dir and core.overlay_mounted(rootfs(dir)) then core.overlay_umount(rootfs(dir)) end
+  if dir and core.overlay_mounted(dir .. "/sock") then core.overlay_umount(dir .. "/sock") end
   if not ok then error(err, 0) end
 end
 
@@ -481,16 +485,19 @@ function M.release(rec, dir)
   return true
 end
 
--- The sandbox id of an overlay mounted at ".../sandboxes/<id>/bundle/rootfs".
+-- The mounts of sandboxes under dir: an overlay at <id>/bundle/rootfs, a
+-- tmpfs at <id>/sock (runsc's), as {id=, target=}.
 local function mounts_under(dir)
   local out = {}
   local f = io.open("/proc/self/mounts", "r")
   if not f then return out end
   local prefix = dir .. "/"
   for line in f:lines() do
-    local target = line:match("^%S+ (%S+) overlay ")
+    local target, fstype = line:match("^%S+ (%S+) (%S+) ")
     if target and target:sub(1, #prefix) == prefix then
-      local id = target:sub(#prefix + 1):match("^([^/]+)/bundle/rootfs$")
+      local rest = target:sub(#prefix + 1)
+      local id = (fstype == "overlay" and rest:match("^([^/]+)/bundle/rootfs$"))
+        or (fstype == "tmpfs" and rest:match("^([^/]+)/sock$"))
       if id then out[#out + 1] = { id = id, target = target } end
     end
   end
@@ -500,7 +507,7 @@ end
 
 --- gc's sweep (ctx: gc.lua) of what no record proves: runc's and runsc's
 --- containers of this state dir's root named rock-<id> whose owner (their annotation) is
---- dead and whose sandbox has no record, and overlay mounts under the
+--- dead and whose sandbox has no record, and mounts (its overlays, runsc's socket tmpfs) under the
 --- sandboxes dir whose sandbox has no record and a dead owner mark.
 function M.reap(ctx)
   local root = M.root()
