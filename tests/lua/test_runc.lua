@@ -1,13 +1,16 @@
 -- test_runc.lua: the runc backend (backends/runc.lua) and its layer store
 -- (layers.lua), on real runc, real overlay mounts and docker's images.
 -- A host killed with -9 leaves runc sandboxes; `rock gc` leaves no
--- container (runc list), mount (/proc/mounts), bundle or dir. Two images
--- sharing a layer unpack it once. An image with whiteouts and an opaque
--- dir gives the tree docker's export of it gives. A fork bomb and a
--- memory hog stay inside their limits. A sandbox sees none of the host's
--- processes, network or files, and its seccomp filter and masked paths
--- hold. An image unpacked before starts with no engine answering. The images made here are T.tmp_image names (run.sh's leak check);
--- the layer store is this test's own ($ROCK_HOME), not the suites' shared one.
+-- container (runc list), mount (/proc/mounts), bundle or dir; a lapsed
+-- lease stops a container by itself, a kept one is spared while it runs.
+-- Two images sharing a layer unpack it once. An image with whiteouts and
+-- an opaque dir gives the tree docker's export of it gives. A fork bomb, a
+-- memory hog and a disk filler stay inside their limits. A sandbox sees
+-- none of the host's processes, network or files, and its seccomp filter
+-- and masked paths hold. An image unpacked before starts with no engine
+-- answering. runsc, when installed. The images made here are T.tmp_image
+-- names (run.sh's leak check); the layer store is this test's own
+-- ($ROCK_HOME), not the suites' shared one.
 local rock = require "rock"
 local state = require "rock.state"
 local layers = require "rock.layers"
@@ -261,6 +264,20 @@ T.test("a fork bomb and a memory hog stay inside their limits", function()
   end)
   sb:stop()
   T.ok(not uv.fs_stat(cg), "its cgroup is gone")
+  if not ok then error(err, 0) end
+end)
+
+T.test("a disk limit holds on the writable layer: past it the sandbox is stopped, saying why", function()
+  local sb = rock.sandbox.start{ backend = "runc", image = IMAGE, disk = "20m" }
+  local ok, err = pcall(function()
+    local r = sb:execute{ command = "head -c 30m /dev/zero > /tmp/one", shell = true, timeout = 30 }
+    T.ok(r.exit_code ~= 0, "one file past the limit fails (the rocklet's file size limit)")
+    sb:execute{ command = "rm -f /tmp/one; for i in 1 2 3; do head -c 10m /dev/zero > /tmp/f$i; done", shell = true,
+      timeout = 30 }
+    T.wait_until("the watch stops it", function() return not sb:is_alive() end, 10)
+    T.match(tostring(sb:_check_gone()), "disk limit exceeded")
+  end)
+  sb:stop()
   if not ok then error(err, 0) end
 end)
 

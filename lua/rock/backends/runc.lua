@@ -18,9 +18,10 @@
 -- rock.nonce) let `rock gc` prove what a dead host left and remove it:
 -- the container, the overlay mount, the dir. Stop is runc delete --force
 -- (the kernel ends every process of the container with its PID 1), then
--- the unmount and the dir. Statistics are runc's (the cgroup's). Not
--- here: commit, a disk limit on the upper dir (files are bounded by the
--- rocklet's --max-file-size), a network other than none.
+-- the unmount and the dir. Statistics are runc's (the cgroup's). A disk
+-- limit bounds every file (the rocklet's --max-file-size) and the upper
+-- dir (a watch of its size, as container.lua's without quotas). Not
+-- here: commit, a network other than none.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
@@ -277,6 +278,39 @@ end
 
 local function rootfs(dir) return dir .. "/bundle/rootfs" end
 
+-- The disk watch (container.lua's, on the upper dir): its size (du) is
+-- read every (limit - size) / DISK_RATE seconds, within DISK_POLL; past
+-- the limit the container is killed and the sandbox stopped with that
+-- reason (gone). overlayfs on the host's disk has no quota of its own.
+local function watch_disk(sb, limit)
+  local timer = uv.new_timer()
+  sb.disk_timer = timer
+  local function again(seconds)
+    if timer:is_closing() then return end
+    timer:start(math.floor(seconds * 1000), 0, function()
+      task.spawn(function()
+        if timer:is_closing() or sb.state == "stopped" then return end
+        local out, _, code = proc.run({ "du", "-sb", sb.dir .. "/upper" })
+        local used = code == 0 and tonumber(out:match("^(%d+)")) or nil
+        if timer:is_closing() then return end
+        if used and used > limit then
+          sb.limit_reason = string.format("disk limit exceeded: the sandbox wrote %d bytes (its writable layer), " ..
+            "its limit (disk) is %d", used, limit)
+          require("rock.log").warn("sandbox", "%s: %s: stopping it", sb.id, sb.limit_reason)
+          timer:close()
+          runc(sb.runtime, sb.root, { "kill", sb.container, "KILL" })
+          if sb._check_gone then sb:_check_gone() end
+        else
+          again(math.max(container.DISK_POLL[1], math.min(container.DISK_POLL[2],
+            (limit - (used or 0)) / container.DISK_RATE)))
+        end
+      end)
+    end)
+    timer:unref()
+  end
+  again(math.max(container.DISK_POLL[1], math.min(container.DISK_POLL[2], limit / container.DISK_RATE)))
+end
+
 -- runsc's gofer of container name (the process that serves the host's
 -- files to the sandbox, and the sockets it makes there): from runsc's
 -- state file.
@@ -340,7 +374,7 @@ function M.start(sb, opts, phase)
     container.write_etc_file(sb, "hostname", sb.id .. "\n")
     core.overlay_mount(img.layers, sb.dir .. "/upper", sb.dir .. "/work", rootfs(sb.dir))
     write(sb.dir .. "/bundle/config.json", json.encode(M.config(sb, img.config, opts)))
-    phase("container_create", "success", "bundle " .. sb.dir .. "/bundle")
+    phase("container_create", "success", "overlay mounted, bundle written")
 
     phase("container_start", "running", "runc run --detach")
     local pidfile = sb.dir .. "/pid"
@@ -371,6 +405,7 @@ function M.start(sb, opts, phase)
       if core.proc_start_time(pid) ~= sb.pid_start then return "the container's rocklet exited at once" end
     end, sb.rocklet_pid)
     phase("rocklet_ready", "success", "rocklet answers")
+    if limits.disk then watch_disk(sb, limits.disk) end
   end)
   if not ok then
     task.shield(pcall, M.stop, sb) -- even past the deadline that cut the start
@@ -388,11 +423,14 @@ function M.attach(sb, rec)
     errors.raise("sandbox_not_alive", "container " .. tostring(rec.container) .. " is not running")
   end
   rocklet.call(sb.socket, "/is_alive", {}, 5, sb.rocklet_pid)
+  local disk = math.tointeger((rec.limits or {}).disk)
+  if disk and disk > 0 then watch_disk(sb, disk) end
 end
 
 --- Why it is gone: its PID 1 ended (the rocklet's start time is no
 --- longer its pid's), or nil while it runs.
 function M.gone(sb)
+  if sb.limit_reason then return sb.limit_reason end
   if not sb.init_pid then return "no container" end
   if core.proc_start_time(sb.init_pid) ~= sb.pid_start then return "the container stopped" end
   return nil
@@ -430,6 +468,7 @@ end
 function M.stop(sb)
   local deadline = uv.now() + 30000
   while sb.creating and uv.now() < deadline do task.sleep(0.02) end
+  if sb.disk_timer and not sb.disk_timer:is_closing() then sb.disk_timer:close() end
   if sb.container then
     remove(sb.runtime or runtime(), sb.root, sb.container, sb.dir)
     sb.container = nil
