@@ -20,8 +20,11 @@
 -- (the kernel ends every process of the container with its PID 1), then
 -- the unmount and the dir. Statistics are runc's (the cgroup's). A disk
 -- limit bounds every file (the rocklet's --max-file-size) and the upper
--- dir (a watch of its size, as container.lua's without quotas). Not
--- here: commit, a network other than none.
+-- dir (a watch of its size, as container.lua's without quotas).
+-- runtime = "runsc" runs the same bundle under gVisor: the rocklet's
+-- socket is then made on the host (runsc --host-uds) in a small tmpfs of
+-- the sandbox's dir, served by runsc's gofer. Not here: commit, a network
+-- other than none. docs/runc.md says all of it for a user.
 local uv = require "luv"
 local core = require "rock.core"
 local errors = require "rock.errors"
