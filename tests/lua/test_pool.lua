@@ -1,6 +1,7 @@
 -- test_pool.lua: rock.pool (issue 23, item 4), warm sandboxes on the
 -- backend ctest names (ROCK_TEST_BACKEND: local by default;
--- lua.test_pool.docker runs it in docker). Real starts throughout: claims
+-- lua.test_pool.docker and .runc run it in containers; run.sh fails a
+-- run that leaves a container or a runc mount). Real starts throughout: claims
 -- under concurrency (never one sandbox twice), refill, failing starts
 -- (the local rocklet /bin/false, as test_group does), an idle member that
 -- dies, close, and a pool whose host is killed with -9 (rock gc leaves
@@ -116,6 +117,8 @@ T.test("an idle sandbox that dies is dropped and replaced, never claimed", funct
   -- killed from outside: its rocklet (local), its container (an engine's)
   if victim.backend == "local" then
     uv.kill(victim.pid, "sigkill")
+  elseif victim.backend == "runc" then
+    uv.kill(victim.init_pid, "sigkill") -- the container's PID 1, from the host
   else
     rock.engine.connect(victim.backend):container_remove(victim.container, true)
   end
@@ -180,7 +183,7 @@ rock.sleep(600)
       return not uv.fs_stat(state.sandboxes_dir() .. "/" .. id)
     end, 30)
   end
-  if OPTS.backend ~= "local" then
+  if OPTS.backend == "docker" then
     local e = rock.engine.connect(OPTS.backend)
     for _, id in ipairs(ids) do
       local list = e:container_list("rock.sandbox=" .. id)
