@@ -131,7 +131,10 @@ static void xfer_free(rock_http_xfer_t *x) {
   curl_slist_free_all(x->headers);
   curl_slist_free_all(x->connect_to);
   if (x->in) fclose(x->in);
-  if (x->out) fclose(x->out);
+  if (x->out) { /* still open: cancelled mid-body, no partial file */
+    fclose(x->out);
+    unlink(x->out_path);
+  }
   free(x->out_path);
   free(x->socket_path);
   free(x->body);
