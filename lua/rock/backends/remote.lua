@@ -21,7 +21,7 @@ local text = require "rock.text"
 local core = require "rock.core"
 local binary = require("rock.backends.rocklet_transport").binary
 
-local M = { caps = { upload_stream = true } }
+local M = { caps = { upload_stream = true, download_stream = true } }
 
 M.PREFIX = "/apis/envs/sandbox/v1/"
 M.POLL = 0.1 -- seconds between get_status polls while a start is pending

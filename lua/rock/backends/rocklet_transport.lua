@@ -3,11 +3,14 @@
 -- rocklet's URLs and fields (docs/rocklet-api.md), over the unix socket
 -- of a sandbox on this host: sb.socket, served by sb.rocklet_pid (checked:
 -- SO_PEERCRED). The local and container backends use it; remote does not
--- (it sends the operation to `rock serve`). Bytes that JSON cannot carry
--- (not UTF-8, or a NUL) travel base64-encoded, once, here.
+-- (it sends the operation to `rock serve`). Files move on the byte routes
+-- (GET/PUT /file: raw bodies, no JSON): read_file, download (streamed to a
+-- host file) and upload (streamed from one). A command's bytes that JSON
+-- cannot carry (not UTF-8, or a NUL) travel base64-encoded, once, here.
 local core = require "rock.core"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
+local uv = require "luv"
 
 local M = {}
 
@@ -30,26 +33,69 @@ local function with_bytes(args, field)
   return b
 end
 
-local function read_file(sb, args, timeout)
-  local bin = args.binary
-  local r = rocklet.call(sb.socket, "/read_file", { path = args.path, encoding = bin and "base64" or nil },
-    timeout, sb.rocklet_pid)
-  if bin then
-    if r.encoding ~= "base64" then
-      errors.raise("internal", "read_file: the rocklet did not answer in base64", { op = "read_file" })
-    end
-    local bytes = core.base64_decode(r.content or "")
-    if not bytes then
-      errors.raise("internal", "read_file: the rocklet's base64 does not decode", { op = "read_file" })
-    end
-    r.content, r.encoding = bytes, nil
-  end
-  return r
+local function quote(path)
+  return (path:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
+--- The most bytes read_file returns (the rocklet's /read_file bound): a
+--- larger file is for download.
+M.MAX_READ = 32 << 20
+
+-- an error of /file, in the words of the op that asked
+local function as_op(e, op)
+  if errors.is(e) then
+    e.op = op
+    if type(e.message) == "string" then e.message = e.message:gsub("^file ", op .. " ", 1) end
+  end
+  return e
+end
+
+--- read_file by GET /file: the exact bytes in one raw body (no JSON, no
+--- base64), cleaned as /read_file cleans them (core.output_clean) unless
+--- args.binary.
+local function read_file(sb, args, timeout)
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(args.path),
+    { method = "GET", timeout = timeout, max_body = M.MAX_READ, response_headers = false }, sb.rocklet_pid)
+  if not ok then
+    if errors.is(res) and res.too_large then
+      errors.raise("invalid_argument", string.format("read_file %s: larger than %d MiB: download it " ..
+        "(sb:download), or read it in parts with /execute (e.g. head -c, tail -c, split)",
+        args.path, M.MAX_READ >> 20), { op = "read_file" })
+    end
+    error(as_op(res, "read_file"), 0)
+  end
+  return { content = args.binary and res.body or core.output_clean(res.body) }
+end
+
+--- download by GET /file into args.file: written to a temp file beside it
+--- as the bytes come (never in memory), renamed over it once whole; an
+--- error or a cancel leaves no file (c/http/client.c removes it).
+local function download(sb, args, timeout)
+  local part = string.format("%s.rock-part-%d-%x", args.file, uv.os_getpid(), uv.hrtime())
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(args.path),
+    { method = "GET", timeout = timeout, output_file = part, response_headers = true }, sb.rocklet_pid)
+  if ok then
+    local moved, why = os.rename(part, args.file)
+    if not moved then
+      os.remove(part)
+      errors.raise("io_error", "download: cannot write " .. args.file .. ": " .. tostring(why), { op = "download" })
+    end
+    local size = math.tointeger(tonumber(res.headers["content-length"] or ""))
+    return { success = true, size = size, message = "downloaded " .. args.path .. " to " .. args.file }
+  end
+  os.remove(part)
+  error(as_op(res, "download"), 0)
+end
+
+--- upload by PUT /file, the host file streamed as the body.
 local function upload(sb, args, timeout, file)
-  local q = args.path:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end)
-  return rocklet.call(sb.socket, "/upload?path=" .. q, nil, timeout, sb.rocklet_pid, file)
+  local res = rocklet.request(sb.socket, "/file?path=" .. quote(args.path),
+    { method = "PUT", timeout = timeout, body_file = file, response_headers = false }, sb.rocklet_pid)
+  local data = require("cjson.safe").decode(res.body)
+  if type(data) ~= "table" then
+    errors.raise("internal", "rocklet answered PUT /file with no JSON object", { op = "upload" })
+  end
+  return data
 end
 
 --- The contract's op(sb, name, args, timeout, file) for a rocklet on
@@ -65,6 +111,8 @@ function M.op(sb, name, args, timeout, file)
     return read_file(sb, args, timeout)
   elseif name == "upload" then
     return upload(sb, args, timeout, file)
+  elseif name == "download" then
+    return download(sb, args, timeout)
   end
   errors.raise("invalid_argument", "no operation '" .. tostring(name) .. "' (backends/init.lua lists them)")
 end
