@@ -25,6 +25,7 @@ end
 local CLIENT = { invalid_argument = true, bad_request = true, not_found = true, session_not_found = true,
   session_exists = true, session_busy = true, conflict = true, image_not_found = true,
   sandbox_not_found = true, sandbox_not_alive = true, insufficient_resources = true }
+M.CLIENT = CLIENT
 
 --- A Failed envelope for err (a rock.error or a string) under the route's text.
 function M.failed(message, err, code, extra)

@@ -23,6 +23,7 @@ M.TEXT = {
   create_session = "create session failed", run_in_session = "run in session failed",
   close_session = "close session failed", execute = "execute command failed",
   read_file = "read file failed", write_file = "write file failed", upload = "upload file failed",
+  file = "file failed",
   stop = "stop sandbox failed", delete = "delete sandbox failed", commit = "commit sandbox failed",
   get_sandbox_statistics = "get sandbox statistics failed", get_token = "get token failed",
   ["warmup/tasks"] = "start warmup failed", sandboxes = "list sandboxes failed",
@@ -286,6 +287,36 @@ function M.upload(srv, _, req)
   return { success = true, message = "upload " .. target .. " success", file_name = name }
 end
 
+--- GET and PUT .../file?sandbox_id=&path= (rock's): a file's exact bytes
+--- as the body, no JSON. GET: the file comes from the sandbox into a
+--- temp file (sb:download: streamed, never in memory) and is sent from
+--- it (sendfile), the temp file gone once the answer is under way. PUT:
+--- the body (streamed to a temp file by the server past body_to_file)
+--- goes in by sb:upload, answered {success, message} in the envelope.
+--- A failure is an HTTP error status with the Failed envelope as body.
+local OCTETS = { ["content-type"] = "application/octet-stream" }
+local JSON = { ["content-type"] = "application/json" }
+function M.file(srv, args, req)
+  local sb = live(srv, args, req)
+  local path = field(args, "path", "string", true)
+  if path == "" then env.invalid("query.path", "Field required") end
+  if req.method == "PUT" then
+    if req.body_file then sb:upload{ path = path, file = req.body_file }
+    else sb:write_file{ path = path, content = req.body or "" } end
+    return { status = 200, headers = JSON,
+      body = json.encode(env.success({ success = true, message = "write " .. path .. " success" })) }
+  end
+  local fd, tmp = uv.fs_mkstemp(string.format("%s/rock-body-%d-XXXXXX", -- the pid: swept if the server dies
+    srv.http.tmpdir or os.getenv("TMPDIR") or "/tmp", uv.os_getpid()))
+  if not fd then errors.raise("io_error", "file: cannot make a temp file: " .. tostring(tmp)) end
+  uv.fs_close(fd)
+  local files = req._files or {}
+  req._files = files -- removed once the answer is sent, or the call fails or is cut
+  files[#files + 1] = tmp
+  sb:download{ path = path, file = tmp }
+  return { status = 200, headers = OCTETS, body_file = tmp }
+end
+
 function M.stop(srv, args)
   local e = entry(srv, args)
   srv.registry:stop(e, "stop")
@@ -410,7 +441,7 @@ M.ROUTES = {
   ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
   ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
   ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
-  ["node"] = { "GET", M.node },
+  ["node"] = { "GET", M.node }, ["file"] = { "GET", M.file, PUT = true, raw = true, bytes = true },
   ["jobs/start"] = { "POST", jobs_call("jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("jobs/wait") },
   ["jobs"] = { "POST", jobs_call("jobs") }, ["jobs/kill"] = { "POST", jobs_call("jobs/kill") },
 }
