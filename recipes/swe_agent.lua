@@ -2,6 +2,7 @@
 -- patch is graded as SWE-bench grades it; the trajectories are kept.
 --   rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model
 --     [--replay FILE] --out DIR [--workers N] [--backend auto|docker|podman|local]
+--     [--nodes URL,...|@FILE [--strategy spread|pack]]
 --     [--step-limit N] [--cost-limit X] [--memory 8g] [--pids-limit 1024]
 --     [--disk 10g] [--resume] [--finish-only] ...
 -- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
@@ -19,6 +20,10 @@ local o = rock.flags.parse(arg, {
   out = { help = "output dir" },
   workers = { type = "number", default = 1, help = "tasks run at once" },
   backend = { default = "auto", help = "auto|docker|podman|local" },
+  nodes = { help = "run the sandboxes on these `rock serve` nodes, URL,URL,... or @FILE " ..
+    "(default $ROCK_NODES; rock.fleet places each; tokens from the file or $ROCK_API_TOKEN)" },
+  strategy = { default = "spread", help = "with --nodes: spread (least used node) | pack (most used that fits)" },
+  cpus = { type = "number", help = "each sandbox's CPUs, as a node budgets them (default 2)" },
   step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
   cost_limit = { type = "number", default = 3, help = "USD per task (0 = none)" },
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
@@ -50,15 +55,19 @@ local llm
 if o.policy == "model" then
   llm = rock.llm.new{ model = o.model, base_url = o.base_url }
 end
+-- --nodes: one pool places every sandbox, the agent's and the grader's
+local nodes = o.nodes or os.getenv("ROCK_NODES")
+local pool = nodes and nodes ~= "" and rock.fleet.pool{ nodes = nodes, strategy = o.strategy } or nil
 local summary = rock.agent.run(tasks, {
   policy = o.policy, replay = o.replay, llm = llm, mode = o.mode, out = o.out,
   workers = o.workers, resume = o.resume, backend = o.backend,
   step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
   wall_limit = o.wall_limit, command_timeout = o.command_timeout,
-  sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk },
+  sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk, cpus = o.cpus, fleet = pool },
   eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
   teardown = { keep_on_failure = o.keep_on_failure },
 })
+if pool then pool:close() end
 
 if o.finish_only then
   local kept, dropped = rock.filters.finish_only_file(o.out .. "/trajectories.jsonl", o.out .. "/finished.jsonl")

@@ -18,19 +18,17 @@
 -- lost is never a second sandbox (the node answers the first one again),
 -- and one left on a node that stopped answering is stopped when it rejoins.
 local uv = require "luv"
-local json = require "rock.json"
 local errors = require "rock.errors"
-local http = require "rock.http"
 local task = require "rock.task"
 local text = require "rock.text"
 local log = require "rock.log"
 local state = require "rock.state"
 local placement = require "rock.fleet.placement"
 local remote = require "rock.backends.remote"
+local images = require "rock.images"
 
 local M = { placement = placement }
 
-M.PREFIX = "/apis/envs/sandbox/v1/"
 M.HEALTH_EVERY = 1   -- seconds between health checks of every node
 M.HEALTH_TIMEOUT = 2 -- seconds a node has to answer one
 M.DEFAULT_CPUS = 2   -- ROCK's SandboxConfig defaults
@@ -38,18 +36,6 @@ M.DEFAULT_MEMORY = "8g"
 M.DEFAULT_WAIT = 180 -- seconds a start waits for room (ROCK's SDK startup timeout)
 
 local GB = 1 << 30
-
---- Bytes of a memory size as ROCK writes them ("8g", "512m", "16G", a
---- number of bytes); nil when it is not one.
-function M.bytes(v)
-  if type(v) == "number" then return v >= 0 and v == v and v < math.huge and v or nil end
-  if type(v) ~= "string" then return nil end
-  local n, unit = v:lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
-  n = tonumber(n)
-  if not n then return nil end
-  local scale = ({ [""] = 1, k = 1 << 10, m = 1 << 20, g = 1 << 30, t = 1 << 40 })[unit]
-  return math.floor(n * scale)
-end
 
 --- The node list of `--nodes` / ROCK_NODES: "URL,URL,...", or "@FILE"
 --- (one URL per line, optionally a token after it; # starts a comment).
@@ -94,7 +80,7 @@ local function node_of(v, token)
       .. tostring(type(v) == "table" and v.url or v))
   end
   return { url = text.rtrim(v.url, "/"), token = v.token or token, up = false, checked = false,
-    orphans = {}, report = nil, failures = 0 }
+    orphans = {}, report = nil, failures = 0, refusals = 0 }
 end
 
 --- opts: nodes (list, or a string for parse_nodes), strategy, sample,
@@ -115,7 +101,6 @@ function M.pool(opts)
     health_timeout = task.check_seconds(opts.health_timeout or M.HEALTH_TIMEOUT, "fleet.pool: health_timeout"),
     wait_timeout = task.check_seconds(opts.wait_timeout, "fleet.pool: wait_timeout", true),
     sandboxes = {}, -- sandbox_id -> the Sandbox, while it runs
-    checking = false,
   }, Pool)
   for _, v in ipairs(list) do
     local n = node_of(v, self.token)
@@ -127,16 +112,10 @@ function M.pool(opts)
   -- health checks on an unref'd timer: they never keep a recipe alive
   self.timer = uv.new_timer()
   self.timer:start(math.floor(self.health_every * 1000), math.floor(self.health_every * 1000), function()
-    if not self.checking then task.spawn(function() self:refresh() end) end
+    if not self.round then task.spawn(function() self:refresh() end) end
   end)
   self.timer:unref()
   return self
-end
-
-local function headers(n)
-  local h = { ["Content-Type"] = "application/json" }
-  if n.token then h["Authorization"] = "Bearer " .. n.token end
-  return h
 end
 
 -- One node's report, as placement.lua reads it: the node's budget and
@@ -155,15 +134,11 @@ end
 
 -- Check one node: its report, or drained when it does not answer.
 function Pool:check(n)
-  local ok, res = pcall(http.request, { url = n.url .. M.PREFIX .. "node", method = "GET",
-    headers = headers(n), timeout = self.health_timeout })
-  local report
-  if ok and res.status == 200 then
-    local dok, env = pcall(json.decode, res.body)
-    if dok and type(env) == "table" and env.status == "Success" and type(env.result) == "table" then
-      report = env.result
-    end
-  end
+  local ok, report = pcall(remote.api, { base_url = n.url, token = n.token }, "node", "", self.health_timeout,
+    { get = true })
+  -- a refused token is no outage that passes: remembered, so starts fail at once (place)
+  n.unauthorized = not ok and errors.is(report, "unauthorized") or nil
+  if not ok then n.why, report = tostring(errors.is(report) and report.message or report), nil end
   local was_up = n.up
   n.checked = true
   if report then
@@ -171,7 +146,6 @@ function Pool:check(n)
     n.name = type(report.node) == "string" and report.node or n.url
   else
     n.up, n.failures = false, n.failures + 1
-    n.why = ok and ("HTTP " .. tostring(res.status)) or tostring(errors.is(res) and res.message or res)
   end
   self.set:update(n.url, n.up and placement_report(report) or nil)
   if n.up and not was_up and next(n.orphans) then task.spawn(function() self:stop_orphans(n) end) end
@@ -180,15 +154,12 @@ end
 
 --- One health round: every node checked at once; then the queue is woken.
 function Pool:refresh()
-  if self.checking then -- a round is under way: wait for it
-    while self.checking do task.sleep(0.01) end
-    return
-  end
-  self.checking = true
+  if self.round then return task.wait(self.round) end -- a round is under way: its checks
   local ts = {}
   for i, n in ipairs(self.nodes) do ts[i] = task.spawn(function() self:check(n) end) end
+  self.round = ts
   task.wait(ts)
-  self.checking = false
+  self.round = nil
   self.refreshed = uv.now()
   self:wake()
 end
@@ -197,13 +168,7 @@ end
 -- stopped once it answers again, so a retry elsewhere is never a double.
 function Pool:stop_orphans(n)
   for id in pairs(n.orphans) do
-    local ok = pcall(http.request, { url = n.url .. M.PREFIX .. "stop", method = "POST", headers = headers(n),
-      body = json.encode{ sandbox_id = id }, timeout = 30 })
-    if ok then
-      pcall(http.request, { url = n.url .. M.PREFIX .. "delete", method = "POST", headers = headers(n),
-        body = json.encode{ sandbox_id = id }, timeout = 30 })
-      n.orphans[id] = nil
-    end
+    if pcall(remote.stop, { base_url = n.url, token = n.token, id = id }) then n.orphans[id] = nil end
   end
 end
 
@@ -247,48 +212,48 @@ function Pool:wait_turn(w, deadline)
   end)
 end
 
--- Place sb on the best node that takes it: each node that fits, best
--- first, until one starts it (remote.start with the node's URL); nil when
--- none has room now. A node that refuses (its report was stale) or does
--- not answer is skipped; other errors (a bad image, a bad argument) are
--- the caller's. so.sandbox_id is the same on every try: the idempotency key.
-function Pool:try_place(sb, req, so, phase)
-  local exclude
-  while true do
-    local p = self.set:choose(req, exclude)
-    if not p then return nil end
-    local n = self.by_url[p.name]
-    self.set:placed(p, req)
-    so.base_url, so.token = n.url, n.token
-    local ok, err = pcall(remote.start, sb, so, phase)
-    self.set:settled(p, req)
-    if ok then
-      self.set:reserve(p, req)
-      sb.fleet, sb.node_url, sb.fleet_req = self, n.url, req
-      self.sandboxes[sb.id] = sb
-      return true
-    end
-    if errors.is(err, "insufficient_resources") then
-      task.spawn(function() self:check(n) end) -- its report was stale: look again
-    elseif errors.is(err, "node_lost") then
-      n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
-      n.up = false
-      self.set:update(n.url, nil)
-    else
-      error(err, 0)
-    end
-    exclude = exclude or {}
-    exclude[p.name] = true
+-- Start sb on node p, which choose() picked for req and placed() counts
+-- in flight (remote.start with the node's URL): true, or false when the
+-- node refused (full: its report was stale) or did not answer; other
+-- errors (a bad image, a bad argument) are the caller's. so.sandbox_id is
+-- the same on every try: the idempotency key.
+function Pool:start_on(p, sb, req, so, phase)
+  local n = self.by_url[p.name]
+  so.base_url, so.token = n.url, n.token
+  local ok, err = pcall(remote.start, sb, so, phase)
+  self.set:settled(p, req)
+  if ok then
+    self.set:reserve(p, req)
+    sb.fleet, sb.node_url, sb.fleet_req = self, n.url, req
+    self.sandboxes[sb.id] = sb
+    return true
+  end
+  if errors.is(err, "insufficient_resources") then
+    n.refusals = n.refusals + 1
+    task.spawn(function() self:check(n) end) -- its report was stale: look again
+  elseif errors.is(err, "node_lost") then
+    n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
+    n.up = false
+    self.set:update(n.url, nil)
+  else
+    error(err, 0)
+  end
+  return false
+end
+
+local function unqueue(queue, w)
+  for i, x in ipairs(queue) do
+    if x == w then table.remove(queue, i) return end
   end
 end
 
 --- The backend's start (fleet/backend.lua): wait in the FIFO queue for a
 --- node with room, place there. opts as rock.sandbox.start's, with cpus
---- and memory as ROCK's (defaults 2 and "8g").
+--- and memory as ROCK's (defaults 2 and "8g"); wait = false: refused at
+--- once (insufficient_resources) when no node has room now.
 function Pool:place(sb, opts, phase)
   if self.closed then errors.raise("invalid_argument", "fleet: this pool is closed") end
-  local mem = M.bytes(opts.memory or M.DEFAULT_MEMORY)
-  if not mem then errors.raise("invalid_argument", "fleet: memory must be like \"8g\", got " .. tostring(opts.memory)) end
+  local mem = images.parse_size(opts.memory or M.DEFAULT_MEMORY, "fleet: memory")
   local cpus = opts.cpus or M.DEFAULT_CPUS
   if type(cpus) ~= "number" or cpus <= 0 or cpus ~= cpus or cpus == math.huge then
     errors.raise("invalid_argument", "fleet: cpus must be a number above 0")
@@ -301,30 +266,61 @@ function Pool:place(sb, opts, phase)
   so.idempotency_key = so.sandbox_id
   if not self.refreshed then self:refresh() end
   -- a request no node could ever hold is refused at once
-  local could, up = false, 0
+  local could, up, refused = false, 0, 0
   for _, n in ipairs(self.nodes) do
     if n.up then up = up + 1 end
+    if n.unauthorized then refused = refused + 1 end
     if n.report and placement.could_fit(self.set:node(n.url), req) then could = true end
+  end
+  if refused == #self.nodes then -- waiting would not help: no node will take this pool's token
+    errors.raise("unauthorized", "fleet: every node refuses the token: " .. self:free_text())
   end
   if up > 0 and not could then
     errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
   end
+  if opts.wait == false then -- the caller asked not to queue: a node now, or refused
+    local exclude
+    while #self.queue == 0 do
+      local p = self.set:choose(req, exclude)
+      if not p then break end
+      self.set:placed(p, req)
+      if self:start_on(p, sb, req, so, phase) then return end
+      exclude = exclude or {}
+      exclude[p.name] = true
+    end
+    errors.raise("insufficient_resources", "fleet: no node has room now for " .. describe(req) ..
+      (#self.queue > 0 and string.format(" (%d start(s) queued ahead)", #self.queue) or "") .. ": " .. self:free_text())
+  end
+  -- FIFO: only the head chooses; once it has a node (counted in flight) it
+  -- leaves the line and wakes the next, so starts run at once while the
+  -- order of choosing stays first come, first served. A node that refuses
+  -- puts it back at the head, that node skipped until no other fits.
   local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
   local deadline = uv.now() + wait * 1000
   local w = {}
   self.queue[#self.queue + 1] = w
   local ok, err = pcall(function()
+    local exclude
     while true do
-      if self.queue[1] == w and self:try_place(sb, req, so, phase) then return end
-      if not self:wait_turn(w, deadline) then
-        errors.raise("timeout", string.format("fleet: no node had room for %s within %g s: %s", describe(req),
-          wait, self:free_text()))
+      local p = self.queue[1] == w and self.set:choose(req, exclude)
+      if p then
+        self.set:placed(p, req)
+        unqueue(self.queue, w)
+        self:wake()
+        if self:start_on(p, sb, req, so, phase) then return end
+        exclude = exclude or {}
+        exclude[p.name] = true
+        table.insert(self.queue, 1, w)
+      else
+        exclude = nil
+        if not self:wait_turn(w, deadline) then
+          errors.raise("timeout", string.format("fleet: no node had room for %s within %g s: %s", describe(req),
+            wait, self:free_text()))
+        end
       end
     end
   end)
-  for i, x in ipairs(self.queue) do
-    if x == w then table.remove(self.queue, i) break end
-  end
+  unqueue(self.queue, w)
   self:wake() -- the next in line may fit where this one did not
   if not ok then error(err, 0) end
 end
@@ -347,18 +343,17 @@ function Pool:start(opts)
   return require("rock.sandbox").start(so)
 end
 
---- The pool's view: each node's url, name, up, why, its report, and the
+--- The pool's view: each node's url, name, up, why, its report, the
+--- starts it refused (full when its report said it had room), and the
 --- queue length.
 function Pool:report()
   local nodes = {}
   for i, n in ipairs(self.nodes) do
-    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report }
+    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report, refusals = n.refusals }
   end
-  return { nodes = nodes, queued = #self.queue, sandboxes = (function()
-    local c = 0
-    for _ in pairs(self.sandboxes) do c = c + 1 end
-    return c
-  end)() }
+  local count = 0
+  for _ in pairs(self.sandboxes) do count = count + 1 end
+  return { nodes = nodes, queued = #self.queue, sandboxes = count }
 end
 
 --- Stop health checks (sandboxes are the caller's to stop).
