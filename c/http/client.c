@@ -229,6 +229,14 @@ static void deliver(uv_idle_t *h) {
       r.message = "cannot write the response body to its file";
     }
     x->out = NULL;
+    if (x->out_path && x->body_sink != 2 && r.err == ROCK_E_OK && r.status >= 200 &&
+        r.status < 300) { /* a 2xx with no body (a 0-byte file): its file is empty */
+      FILE *f = fopen(x->out_path, "wb");
+      if (!f || fclose(f)) {
+        r.err = ROCK_E_IO;
+        r.message = "cannot write the response body to its file";
+      }
+    }
     /* no partial file: out_file exists only when the whole 2xx body is in */
     if (x->out_path && (r.err || r.status < 200 || r.status >= 300))
       unlink(x->out_path);

@@ -208,6 +208,10 @@ T.test("output_file: a 2xx body goes to the file, not to res.body; no file after
   status = 0 -- cut mid-body: no partial file
   T.raises("http_error", get, st, { output_file = f })
   T.eq(io.open(f), nil)
+  status, body = 200, "" -- a 2xx with an empty body: an empty file
+  T.eq(get(st, { output_file = f }).status, 200)
+  T.eq(T.file_size(f), 0, "an empty file is there")
+  os.remove(f)
   st.close()
 end)
 

@@ -27,7 +27,7 @@ local state = require "rock.state"
 local log = require "rock.log"
 local remote = require "rock.backends.remote"
 
-local M = { caps = { upload_stream = true } }
+local M = { caps = { upload_stream = true, download_stream = true } }
 
 M.POLL = 0.1 -- seconds between looks for the address file
 M.ASK_EVERY = 1 -- seconds between squeue calls while a start waits
