@@ -165,6 +165,7 @@ function Server:api(name, req)
   end
   local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
   if ok and r.bytes then return res, sandbox, "Success" end -- the route's own answer (its bytes)
+  if ok and env.is_encoded(res) then return respond(200, res.body), sandbox, "Success" end
   local out
   if ok then
     out = (type(res) == "table" and (res.status == "Success" or res.status == "Failed") and res.result ~= nil)

@@ -248,8 +248,8 @@ function M.read_file(srv, args, req)
   local enc = field(args, "encoding", "string")
   local bin = enc == "base64"
   local r = sb:read_file{ path = field(args, "path", "string", true), binary = bin or nil }
-  if bin then return { content = core.base64_encode(r.content), encoding = "base64" } end
-  return { content = r.content }
+  -- the content (cleaned text, or the bytes base64'd) written into the answer once, in C
+  return env.success_encoded("content", r.content, bin and { encoding = "base64" } or nil, bin)
 end
 
 function M.write_file(srv, args, req)
