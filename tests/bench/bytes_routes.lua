@@ -2,14 +2,14 @@
 -- the Lua API on the local backend, `rock serve` (ROCK's routes and rock's
 -- GET .../file, spoken over HTTP as a client that is not rock would), and
 -- the remote backend (a sandbox on base_url).   rock bytes_routes.lua DIR R N URL
--- DIR holds f10 (10 MB) and f100 (100 MB); R rounds of each, N execute
+-- DIR holds f10 (10 MB), t10 (10 MB of text) and f100 (100 MB); R rounds of each, N execute
 -- calls; URL is a `rock serve --backend local` already up. Prints
 -- "name value unit" lines, each the median of its rounds.
 local rock = require "rock"
 local json = rock.json
 local dir, R, N, url = arg[1], tonumber(arg[2]) or 5, tonumber(arg[3]) or 500, arg[4]
 local hr = rock.uv.hrtime
-local f10, f100 = dir .. "/f10", dir .. "/f100"
+local f10, t10, f100 = dir .. "/f10", dir .. "/t10", dir .. "/f100"
 local SEQ_BYTES = 6888896
 local MAXO = 16 << 20
 
@@ -47,7 +47,7 @@ local function api(prefix, sb)
     assert(#sb:read_file{ path = f10, binary = true }.content == 10000000)
   end), "ms")
   out(prefix .. "_read_file_text_10mb", time_ms(function()
-    sb:read_file{ path = f10 }
+    assert(#sb:read_file{ path = t10 }.content == 10000000)
   end), "ms")
   out(prefix .. "_execute_seq", time_ms(function()
     assert(#sb:execute{ command = { "seq", "1000000" }, max_output = MAXO }.stdout == SEQ_BYTES)
@@ -65,7 +65,9 @@ local function api(prefix, sb)
   out(prefix .. "_execute_true", time_us(function() sb:execute{ command = { "true" } } end), "us")
 end
 
-api("lua", rock.sandbox.start{ backend = "local" })
+local lsb = rock.sandbox.start{ backend = "local" }
+api("lua", lsb)
+lsb:stop()
 local sb = rock.sandbox.start{ base_url = url, image = "local" }
 api("remote", sb)
 
@@ -89,7 +91,7 @@ out("serve_read_file_b64_10mb", time_ms(function()
   post("read_file", { sandbox_id = sb.id, path = f10, encoding = "base64" })
 end), "ms")
 out("serve_read_file_text_10mb", time_ms(function()
-  post("read_file", { sandbox_id = sb.id, path = f10 })
+  assert(#post("read_file", { sandbox_id = sb.id, path = t10 }).content == 10000000)
 end), "ms")
 out("serve_execute_seq", time_ms(function()
   assert(#post("execute", { sandbox_id = sb.id, command = { "seq", "1000000" }, max_output = MAXO }).stdout
