@@ -148,6 +148,61 @@ for _, route in ipairs({ { "the Lua API", lua_api }, { "the remote backend", rem
   end)
 end
 
+T.test("bulk output: the same text in-process, through ROCK's JSON and through the remote backend", function()
+  local mine, theirs = lua_api(), remote()
+  local cmds = {
+    { "seq", "1000000" }, -- 6.9 MB whole
+    { "sh", "-c", [[printf 'a\377\r\n\033[1mb\0 "q" \\ \342\202'; printf 'e\377\r\n' >&2; exit 3]] },
+    { "sh", "-c", "seq 100000; seq 5000 >&2" }, -- past max_output: the drop notes
+    { "true" },
+  }
+  for i, c in ipairs(cmds) do
+    local mo = i == 3 and 1000 or 16 << 20
+    local a = mine:execute{ command = c, max_output = mo }
+    local b = theirs:execute{ command = c, max_output = mo }
+    local env = srv.post("execute", { sandbox_id = theirs.id, command = c, max_output = mo })
+    T.eq(env.status, "Success")
+    for _, k in ipairs({ "stdout", "stderr", "exit_code", "failure_reason" }) do
+      T.ok(a[k] == b[k], "execute " .. i .. " " .. k .. ": remote as in-process")
+      T.ok(env.result[k] == a[k], "execute " .. i .. " " .. k .. ": ROCK's JSON as in-process")
+    end
+  end
+  -- the remote backend's way: the text as the body, the fields in a header
+  local r = srv.raw{ method = "POST", path = PREFIX .. "execute", body = json.encode{ sandbox_id = theirs.id,
+    command = { "sh", "-c", "seq 3; echo err >&2; exit 2" } },
+    headers = { ["Content-Type"] = "application/json", Accept = "application/octet-stream" } }
+  T.eq(r.status, 200)
+  T.eq(r.headers["content-type"], "text/plain; charset=utf-8")
+  T.eq(r.body, "1\n2\n3\nerr\n")
+  T.eq(r.headers["x-stdout-length"], "6")
+  local f = json.decode((r.headers["x-rock-result"]:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)))
+  T.eq(f.exit_code, 2)
+  T.eq(f.stdout, nil)
+  mine:create_session{ session = "o" }
+  theirs:create_session{ session = "o" }
+  for i, c in ipairs({ "seq 1000000", [[printf 'a\377\r\n\033[1mb\0'; false]], "seq 100000", "sleep 5" }) do
+    local mo, to = i == 3 and 1000 or 16 << 20, i == 4 and 0.3 or nil
+    local a = mine:run_in_session{ session = "o", command = c, max_output = mo, timeout = to }
+    local b = theirs:run_in_session{ session = "o", command = c, max_output = mo, timeout = to }
+    for _, k in ipairs({ "output", "exit_code", "failure_reason", "truncated", "dropped_bytes" }) do
+      local x, y = a[k], b[k]
+      if k == "output" and a.output_file then -- the spill's name differs: the sandbox's own
+        x, y = x:gsub("full output: %S+", ""), y:gsub("full output: %S+", "")
+      end
+      T.ok(x == y, "run_in_session " .. i .. " " .. k .. ": remote as in-process (" .. tostring(x):sub(1, 80) ..
+        " / " .. tostring(y):sub(1, 80) .. ")")
+    end
+    if i == 3 then T.ok(b.output_file and b.output_file ~= "", "the spill is named") end
+  end
+  local env = srv.post("run_in_session", { sandbox_id = theirs.id, session = "o", command = "seq 1000000",
+    max_output = 16 << 20 })
+  T.eq(env.status, "Success")
+  T.eq(#env.result.output, 6888896)
+  T.eq(env.result.exit_code, 0)
+  mine:stop()
+  theirs:stop()
+end)
+
 -- rock serve's own routes, as a client that is not rock speaks them
 local function file_url(id, path)
   return PREFIX .. "file?sandbox_id=" .. id .. "&path=" .. path:gsub("[^%w%-._~/]", function(c)

@@ -7,7 +7,10 @@
 -- rock's own (encoding, max_output, ...) as extras ROCK ignores; a
 -- command's bytes JSON cannot carry are base64'd once, here. Files move on
 -- rock's byte route GET/PUT .../file (raw bodies: read_file, download to a
--- host file, upload from one, streamed; docs/http-api.md). A Failed envelope is raised again
+-- host file, upload from one, streamed; docs/http-api.md); execute and
+-- run_in_session ask for their output as text bodies (Accept:
+-- application/octet-stream, serve/routes.lua), so no JSON wraps it, and
+-- take ROCK's JSON from a server that answers so. A Failed envelope is raised again
 -- as the rock.error it came from (result.rock_code). A run_in_session
 -- whose command failed comes back as its result (exit code,
 -- failure_reason), as in-process. A node that stops answering (refused,
@@ -44,6 +47,27 @@ local function headers(sb, extra)
   return h
 end
 
+-- A command's answer as text (rock serve's, to Accept:
+-- application/octet-stream; serve/routes.lua): the output's text as the
+-- body (stdout then stderr, split at X-Stdout-Length), the other fields
+-- as URL-encoded JSON in X-Rock-Result. fields: {"output"} or {"stdout", "stderr"}.
+local TEXT_TYPE = "text/plain; charset=utf-8"
+local function text_result(sb, name, res, fields)
+  local meta = (res.headers["x-rock-result"] or ""):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  local ok, r = pcall(json.decode, meta)
+  local cut = fields[2] and math.tointeger(tonumber(res.headers["x-stdout-length"] or ""))
+  if not ok or type(r) ~= "table" or (fields[2] and not (cut and cut >= 0 and cut <= #res.body)) then
+    errors.raise("http_error", string.format("%s answered %s with a text body and no fields", sb.base_url, name))
+  end
+  r = unnull(r)
+  if fields[2] then
+    r[fields[1]], r[fields[2]] = res.body:sub(1, cut), res.body:sub(cut + 1)
+  else
+    r[fields[1]] = res.body
+  end
+  return r
+end
+
 --- One API call: name, a body table (POST) or a query string (GET);
 --- returns the envelope's result, or raises its error.
 function M.api(sb, name, body, timeout, opts)
@@ -55,6 +79,7 @@ function M.api(sb, name, body, timeout, opts)
   else
     req.method, req.body = "POST", json.encode(body)
   end
+  if opts.text then req.headers["Accept"] = "application/octet-stream" end
   local ok, res = pcall(http.request, req)
   if not ok then
     -- the node stopped answering (refused, reset, silent past the call's
@@ -64,6 +89,9 @@ function M.api(sb, name, body, timeout, opts)
       res.message = "node " .. sb.base_url .. " does not answer: " .. tostring(res.message)
     end
     error(res, 0)
+  end
+  if opts.text and res.status == 200 and res.headers["content-type"] == TEXT_TYPE then
+    return text_result(sb, name, res, opts.text)
   end
   local dok, env = pcall(json.decode, res.body)
   if not dok or type(env) ~= "table" then
@@ -274,13 +302,15 @@ local function call(sb, name, args, timeout, file)
   if name == "run_in_session" then
     local b = body(sb, args, "command")
     b.check = "ignore"
-    return M.api(sb, name, b, timeout, { result_on_failure = true })
+    return M.api(sb, name, b, timeout, { result_on_failure = true, text = { "output" } })
   elseif name == "write_file" then
     return M.api(sb, name, body(sb, args, "content"), timeout)
   elseif name == "read_file" then
     return read_file(sb, args, timeout)
   elseif name == "download" then
     return download(sb, args, timeout)
+  elseif name == "execute" then
+    return M.api(sb, name, body(sb, args), timeout, { text = { "stdout", "stderr" } })
   end
   return M.api(sb, name, body(sb, args), timeout)
 end

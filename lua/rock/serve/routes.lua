@@ -175,6 +175,31 @@ end
 
 local CHECKS = { raise = true, silent = true, ignore = true }
 
+-- A command's answer (result: its fields, the output's text in big and,
+-- for execute, stderr in second). ROCK's: the Success envelope, big
+-- written into it once, in C (env.success_encoded). rock's remote backend
+-- asks `Accept: application/octet-stream`: the text itself as the body
+-- (second's after it, X-Stdout-Length bytes in), the other fields as
+-- URL-encoded JSON in X-Rock-Result: no JSON around megabytes on either
+-- side. The text is the cleaned text either way, byte for byte.
+local TEXT_TYPE = "text/plain; charset=utf-8"
+M.TEXT_TYPE = TEXT_TYPE
+local function pct(s)
+  return (s:gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+local function answer(req, result, big, second)
+  local text, more = result[big] or "", second and result[second] or ""
+  local rest = {}
+  for k, v in pairs(result) do if k ~= big then rest[k] = v end end
+  if (req.headers or {})["accept"] == "application/octet-stream" then
+    if second then rest[second] = nil end
+    return { status = 200, body = second and (text .. more) or text, headers = {
+      ["content-type"] = TEXT_TYPE, ["x-stdout-length"] = second and tostring(#text) or nil,
+      ["x-rock-result"] = pct(json.encode(rest)) } }
+  end
+  return env.success_encoded(big, text, rest)
+end
+
 function M.run_in_session(srv, args, req)
   local sb = live(srv, args, req)
   local command = field(args, "command", "string", true)
@@ -204,7 +229,7 @@ function M.run_in_session(srv, args, req)
       string.format("%sexit code %s: %s", msg and msg ~= "" and (msg .. ": ") or "", tostring(r.exit_code),
         r.output or "")), env.COMMAND, result)
   end
-  return result
+  return answer(req, result, "output")
 end
 
 function M.interrupt(srv, args, req)
@@ -240,7 +265,7 @@ function M.execute(srv, args, req)
     return env.failed(M.TEXT.execute, errors.new("command_failed", string.format("exit code %s: %s",
       tostring(r.exit_code), r.stderr or "")), env.COMMAND, result)
   end
-  return result
+  return answer(req, result, "stdout", "stderr")
 end
 
 function M.read_file(srv, args, req)
@@ -433,8 +458,8 @@ M.ROUTES = {
   ["start"] = { "POST", M.start }, ["start_async"] = { "POST", M.start_async },
   ["restart"] = { "POST", M.restart }, ["get_status"] = { "GET", M.get_status },
   ["is_alive"] = { "GET", M.is_alive }, ["create_session"] = { "POST", M.create_session },
-  ["run_in_session"] = { "POST", M.run_in_session }, ["close_session"] = { "POST", M.close_session },
-  ["interrupt"] = { "POST", M.interrupt }, ["execute"] = { "POST", M.execute },
+  ["run_in_session"] = { "POST", M.run_in_session, text = true }, ["close_session"] = { "POST", M.close_session },
+  ["interrupt"] = { "POST", M.interrupt }, ["execute"] = { "POST", M.execute, text = true },
   ["read_file"] = { "POST", M.read_file }, ["write_file"] = { "POST", M.write_file },
   ["upload"] = { "POST", M.upload, raw = true }, ["stop"] = { "POST", M.stop },
   ["delete"] = { "POST", M.delete }, ["commit"] = { "POST", M.commit },
