@@ -5,8 +5,10 @@
 -- SO_PEERCRED). The local and container backends use it; remote does not
 -- (it sends the operation to `rock serve`). Files move on the byte routes
 -- (GET/PUT /file: raw bodies, no JSON): read_file, download (streamed to a
--- host file) and upload (streamed from one). A command's bytes that JSON
--- cannot carry (not UTF-8, or a NUL) travel base64-encoded, once, here.
+-- host file) and upload (streamed from one); execute and run_in_session
+-- take their output as text bodies (Accept: text/plain: no JSON around
+-- it). A command's bytes that JSON cannot carry (not UTF-8, or a NUL)
+-- travel base64-encoded, once, here.
 local core = require "rock.core"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
@@ -21,7 +23,7 @@ end
 
 -- the path of each operation whose body is its args as they are
 local PLAIN = {}
-for _, name in ipairs({ "create_session", "interrupt", "close_session", "execute", "editor",
+for _, name in ipairs({ "create_session", "interrupt", "close_session", "editor",
   "jobs/start", "jobs/wait", "jobs", "jobs/kill" }) do PLAIN[name] = "/" .. name end
 
 local function with_bytes(args, field)
@@ -98,13 +100,44 @@ local function upload(sb, args, timeout, file)
   return data
 end
 
+-- A command's answer as text (the rocklet's Accept: text/plain; docs/
+-- rocklet-api.md, Bytes): the cleaned output the JSON answer would carry,
+-- byte for byte, as the body, the other fields in headers: no JSON
+-- escaped around megabytes, none decoded. stdout and stderr are split at
+-- X-Stdout-Length (/execute); a session's output is the body.
+local TEXT = { ["Content-Type"] = "application/json", Accept = "text/plain" }
+local TEXT_TYPE = "text/plain; charset=utf-8"
+local function unquote(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+local function text_call(sb, path, args, timeout)
+  local res = rocklet.request(sb.socket, path, { method = "POST", headers = TEXT,
+    body = require("cjson").encode(args), timeout = timeout }, sb.rocklet_pid)
+  local h = res.headers
+  if h["content-type"] ~= TEXT_TYPE then
+    errors.raise("internal", "rocklet answered " .. path .. " with no text", { op = path:sub(2) })
+  end
+  local code = math.tointeger(tonumber(h["x-exit-code"] or ""))
+  if path == "/execute" then
+    local cut = math.tointeger(tonumber(h["x-stdout-length"] or "")) or #res.body
+    return { stdout = res.body:sub(1, cut), stderr = res.body:sub(cut + 1), exit_code = code,
+      failure_reason = h["x-failure-reason"] or "" }
+  end
+  return { output = res.body, exit_code = code, failure_reason = h["x-failure-reason"] or "",
+    truncated = h["x-truncated"] == "1", dropped_bytes = math.tointeger(tonumber(h["x-dropped-bytes"] or "")),
+    output_bytes = math.tointeger(tonumber(h["x-output-bytes"] or "")),
+    output_file = h["x-output-file"] and unquote(h["x-output-file"]) or nil, session_type = "bash" }
+end
+
 --- The contract's op(sb, name, args, timeout, file) for a rocklet on
 --- this host.
 function M.op(sb, name, args, timeout, file)
   local path = PLAIN[name]
   if path then return rocklet.call(sb.socket, path, args, timeout, sb.rocklet_pid) end
   if name == "run_in_session" then
-    return rocklet.call(sb.socket, "/run_in_session", with_bytes(args, "command"), timeout, sb.rocklet_pid)
+    return text_call(sb, "/run_in_session", with_bytes(args, "command"), timeout)
+  elseif name == "execute" then
+    return text_call(sb, "/execute", args, timeout)
   elseif name == "write_file" then
     return rocklet.call(sb.socket, "/write_file", with_bytes(args, "content"), timeout, sb.rocklet_pid)
   elseif name == "read_file" then
