@@ -280,13 +280,17 @@ static int l_utf8_clean(lua_State *L) {
 static int l_output_clean(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
+  size_t k = rock_output_unchanged(s, n); /* clean text: s itself, no copy */
+  if (k == n) {
+    lua_settop(L, 1);
+    return 1;
+  }
   rock_buf_t b = {0};
-  if (rock_output_clean(&b, s, n)) {
+  if (rock_buf_reserve(&b, n) || rock_buf_append(&b, s, k) || rock_output_clean(&b, s + k, n - k)) {
     rock_buf_free(&b);
     return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "output_clean");
   }
-  if (b.len == n && (!n || !memcmp(b.data, s, n))) lua_settop(L, 1);
-  else lua_pushlstring(L, b.data ? b.data : "", b.len);
+  lua_pushlstring(L, b.data, b.len);
   rock_buf_free(&b);
   return 1;
 }
