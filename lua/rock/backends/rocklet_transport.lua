@@ -62,7 +62,7 @@ local function read_file(sb, args, timeout)
     if errors.is(res) and res.too_large then
       errors.raise("invalid_argument", string.format("read_file %s: larger than %d MiB: download it " ..
         "(sb:download), or read it in parts with /execute (e.g. head -c, tail -c, split)",
-        args.path, M.MAX_READ >> 20), { op = "read_file" })
+        args.path, M.MAX_READ >> 20), { op = "read_file", too_large = true })
     end
     error(as_op(res, "read_file"), 0)
   end

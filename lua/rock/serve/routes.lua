@@ -313,9 +313,11 @@ function M.upload(srv, _, req)
 end
 
 --- GET and PUT .../file?sandbox_id=&path= (rock's): a file's exact bytes
---- as the body, no JSON. GET: the file comes from the sandbox into a
---- temp file (sb:download: streamed, never in memory) and is sent from
---- it (sendfile), the temp file gone once the answer is under way. PUT:
+--- as the body, no JSON. GET: a file up to 32 MiB is read whole (one
+--- raw body from the rocklet) and sent from memory; a larger one comes
+--- from the sandbox into a temp file (sb:download: streamed, never in
+--- memory) and is sent from it (sendfile), the temp file gone once the
+--- answer is under way. PUT:
 --- the body (streamed to a temp file by the server past body_to_file)
 --- goes in by sb:upload, answered {success, message} in the envelope.
 --- A failure is an HTTP error status with the Failed envelope as body.
@@ -331,6 +333,12 @@ function M.file(srv, args, req)
     return { status = 200, headers = JSON,
       body = json.encode(env.success({ success = true, message = "write " .. path .. " success" })) }
   end
+  -- up to read_file's 32 MiB: read in one allocation and sent from it;
+  -- a larger file (told by its Content-Length, before its bytes) goes
+  -- through a temp file
+  local ok, r = pcall(sb.read_file, sb, { path = path, binary = true })
+  if ok then return { status = 200, headers = OCTETS, body = r.content } end
+  if not (errors.is(r) and r.too_large) then error(r, 0) end
   local fd, tmp = uv.fs_mkstemp(string.format("%s/rock-body-%d-XXXXXX", -- the pid: swept if the server dies
     srv.http.tmpdir or os.getenv("TMPDIR") or "/tmp", uv.os_getpid()))
   if not fd then errors.raise("io_error", "file: cannot make a temp file: " .. tostring(tmp)) end
