@@ -1,6 +1,7 @@
---- rock.agent.episode: one task from start to end, as one trajectory:
--- start the sandbox (a permit of the run's start semaphore), reset the repo
--- to base_commit, open the session, take turns until a termination reason,
+--- rock.agent.episode: one task from start to end, as one trajectory: a
+-- policy over the task's environment (rock.envs.swe): start the sandbox (a
+-- permit of the run's start semaphore), reset the repo to base_commit,
+-- open the session (the environment's start), take turns (its act) until a termination reason,
 -- take the patch (git diff against base_commit), tear the sandbox down by
 -- policy, grade the patch (in a fresh sandbox by default).
 -- Termination reasons (docs/agent.md): finish, budget, loop,
@@ -12,8 +13,8 @@ local errors = require "rock.errors"
 local task = require "rock.task"
 local log = require "rock.log"
 local tools = require "rock.agent.tools"
-local prompts = require "rock.agent.prompts"
 local json = require "rock.json"
+local swe = require "rock.envs.swe"
 
 local M = {}
 
@@ -29,64 +30,13 @@ M.DEFAULTS = {
   start_retries = 2,       -- a sandbox start that fails is tried again this many times
 }
 
--- What the agent's shell gets (mini-swe-agent's SWE-bench environment).
-M.SESSION_ENV = { PAGER = "cat", MANPAGER = "cat", LESS = "-R", PIP_PROGRESS_BAR = "off", TQDM_DISABLE = "1" }
+-- The task's environment (rock.envs.swe) holds the sandbox's setup:
+-- what the agent's shell gets, the sandbox's limits.
+M.SESSION_ENV = swe.SESSION_ENV
+M.SANDBOX_LIMITS = swe.SANDBOX_LIMITS
+M.sandbox_limits = swe.sandbox_limits
 
 local function now() return uv.hrtime() / 1e9 end
-
-local function git(sb, repo_dir, args, timeout)
-  local argv = { "git", "-C", repo_dir }
-  for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local r = sb:execute{ command = argv, timeout = timeout }
-  if r.exit_code ~= 0 then
-    errors.raise("setup_failed", string.format("git %s in %s failed (exit %s): %s",
-      args[1], repo_dir, tostring(r.exit_code), (r.stderr or "") .. (r.stdout or "")))
-  end
-  return r
-end
-
---- The resource limits of an agent's sandbox by default (docs/agent.md,
---- Limits): a fork bomb, a runaway allocation or a disk fill by the agent
---- stops inside its sandbox. 0 is none.
-M.SANDBOX_LIMITS = { memory = "8g", pids_limit = 1024, disk = "10g" }
-local LIMIT_FIELDS = { "memory", "pids_limit", "disk" }
-
---- The limits for task t's sandboxes (rock.sandbox.start's memory,
---- pids_limit, disk): SANDBOX_LIMITS, then opts.sandbox's (the run's
---- flags), then the task's own fields (a task that needs more says so).
----@return table {memory=, pids_limit=, disk=}
-function M.sandbox_limits(t, opts)
-  local out = {}
-  for _, k in ipairs(LIMIT_FIELDS) do
-    local v = M.SANDBOX_LIMITS[k]
-    if (opts.sandbox or {})[k] ~= nil then v = opts.sandbox[k] end
-    if t[k] ~= nil then v = t[k] end
-    out[k] = v
-  end
-  return out
-end
-
---- Start the task's sandbox and make it ready: the repo at base_commit with
---- a clean tree (untracked files removed; ignored ones, such as built
---- extensions, kept), the agent's session open in repo_dir.
-local function setup(t, opts, traj)
-  local start = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
-  if require("rock.backends").takes_image(opts.backend) then start.image = t.image end
-  for k, v in pairs(opts.sandbox or {}) do start[k] = v end
-  local limits = M.sandbox_limits(t, opts)
-  for k, v in pairs(limits) do start[k] = v end
-  local sb
-  local function go() sb = require("rock.sandbox").start(start) end
-  if opts.start_sem then opts.start_sem:with(go) else go() end
-  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url } -- a pool's sandbox (rock.fleet): the node it runs on
-  git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
-  git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
-  local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,
-                    env = M.SESSION_ENV, startup_timeout = opts.setup_timeout }
-  sb:create_session(startup)
-  return sb, startup
-end
 
 -- The reason an error ends an episode with, and its exit status.
 local function classify(err)
@@ -141,7 +91,7 @@ local function turns(p, ctx, lim, traj, stats, t_agent)
         step.failure_reason, step.seconds = "repeated_action", now() - t0
         return "loop", "RepeatedAction"
       end
-      local r = tools.run(ctx.env, turn.action)
+      local r = ctx.environment:act(turn.action)
       step.observation, step.exit_code, step.failure_reason = r.observation, r.exit_code, r.failure_reason
       step.output_file = r.output_file
       add(ctx.messages, p:observe(turn, r.observation))
@@ -172,6 +122,7 @@ local function grade(t, patch, opts, sb)
   else
     local so = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
     for k, v in pairs(opts.sandbox or {}) do so[k] = v end
+    if opts.on_phase then so.on_phase = function(...) opts.on_phase(t, ...) end end
     res = grading.run(t, patch, { sandbox = so, log_path = log_path, start_sem = opts.start_sem })
   end
   return res
@@ -187,7 +138,9 @@ end
 
 --- Run one task; returns its trajectory (never raises for the task's own
 --- failures: they are its termination reason). factory: a policy factory
---- (policies/*.lua), opts: see rock.agent.run.
+--- (policies/*.lua), opts: see rock.agent.run. A policy with an
+--- annotate(traj) method adds its own fields to the trajectory once the
+--- turns end, however they end (rock.agent.dagger's mixture does).
 function M.run(t, factory, opts)
   local lim = {}
   for k, v in pairs(M.DEFAULTS) do lim[k] = opts[k] or v end
@@ -196,17 +149,16 @@ function M.run(t, factory, opts)
   local stats = { instance_cost = 0, api_calls = 0, tokens_sent = 0, tokens_received = 0 }
   traj.model_stats = stats
   local t_start = now()
-  local sb, patch
+  local sb, patch, p
   local ok, err = pcall(function()
-    local p = factory:episode(t)
-    local startup
-    sb, startup = task.timeout(lim.setup_timeout + 300, setup, t, opts, traj)
+    p = factory:episode(t)
+    -- the environment (swe:<instance_id>): its sandbox, its tools
+    local environment = swe.new(t, setmetatable({ command_timeout = lim.command_timeout }, { __index = opts }))
+    sb = task.timeout(lim.setup_timeout + 300, environment.start, environment, traj)
     traj.timings.setup = now() - t_start
     local ctx = { prompts = opts.prompts, vars = { repo_dir = t.repo_dir, problem_statement = t.problem_statement,
       instance_id = t.instance_id }, messages = traj.messages }
-    ctx.env = { sb = sb, session = "agent", repo_dir = t.repo_dir, timeout = lim.command_timeout,
-      limit = opts.observation_limit, editor_limit = opts.editor_limit, prompts = opts.prompts or prompts,
-      startup = startup }
+    ctx.env, ctx.environment = environment.tools, environment
     for _, m in ipairs(p:begin(ctx)) do ctx.messages[#ctx.messages + 1] = m end
     local t_agent = now()
     local reason, status, submission
@@ -238,6 +190,8 @@ function M.run(t, factory, opts)
     end
   end
   traj.patch = patch or ""
+  -- a policy may add its own record to the trajectory (the DAgger mixture's labels)
+  if p and p.annotate then p:annotate(traj) end
   local aborted = traj.termination_reason == "aborted"
   -- grade in place before the teardown, else after it (frees the agent's sandbox first)
   local t_eval = now()

@@ -88,7 +88,8 @@ M.CAPS = { image = false, attach = "attach", keep = "keep", commit = "commit", s
   own_files = false }
 --- The data-plane operations (op's names).
 M.OPS = { "create_session", "run_in_session", "interrupt", "close_session", "execute", "read_file",
-  "write_file", "upload", "download", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill" }
+  "write_file", "upload", "download", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill",
+  "env/start", "env/call", "env/stop" }
 
 local registry, order = {}, {}
 -- the built-in backends, loaded on first use

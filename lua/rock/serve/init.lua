@@ -6,7 +6,8 @@
 -- envelope.lua (ROCK's answers and input checks), routes.lua (one function
 -- per endpoint), registry.lua (the sandboxes, leases, adoption after a
 -- restart), metrics.lua (GET /metrics), admission.lua (the node's budget,
--- the start queue, GET .../node). docs/http-api.md.
+-- the start queue, GET .../node), gem.lua (GEM's environments under
+-- /apis/v1/envs/gem/). docs/http-api.md, docs/environments.md.
 -- Who may call, checked once a request's headers are in, before its body
 -- is read (admit): with a token, who has it; without one (loopback or a
 -- unix socket), this host's own clients and no web page: a request naming
@@ -24,6 +25,7 @@ local http_server = require "rock.http_server"
 local text = require "rock.text"
 local env = require "rock.serve.envelope"
 local routes = require "rock.serve.routes"
+local GEM = require "rock.serve.gem"
 local backends = require "rock.backends"
 
 local M = {}
@@ -202,6 +204,10 @@ function Server:handle(req)
     for _, e in pairs(self.registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
     route, res = "/metrics", respond(200, self.metrics:render(by) .. self.admission:metrics(self),
       "text/plain; version=0.0.4")
+  elseif req.path:sub(1, #GEM.PREFIX) == GEM.PREFIX then -- GEM's environments (serve/gem.lua)
+    local name = req.path:sub(#GEM.PREFIX + 1)
+    local status, body = GEM.handle(self, name, req, args_of)
+    route, res = GEM.ROUTES[name] and ("gem/" .. name) or "not_found", respond(status, body)
   elseif req.path:sub(1, #M.PREFIX) == M.PREFIX then
     route = req.path:sub(#M.PREFIX + 1)
     res, sandbox, outcome = self:api(route, req)
@@ -265,7 +271,9 @@ end
 --- front: every sandbox is placed onto those `rock serve` nodes by a pool
 --- (strategy: "spread" | "pack"), whose nodes without a token of their
 --- own are called with this server's; backend and budget are then the
---- nodes' (fleet/front.lua answers GET .../node and /metrics).
+--- nodes' (fleet/front.lua answers GET .../node and /metrics); pool
+--- ("IMAGE=N,..." or serve/pool.lua's parsed list): warm sandboxes that
+--- answer matching starts at once.
 --- Takes ownership of $ROCK_HOME's sandboxes as its service
 --- (state.serve_as) and adopts those a previous server left running.
 function M.start(opts)
@@ -301,6 +309,12 @@ function M.start(opts)
   local adopted = srv.registry:adopt()
   if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end
   for _, e in pairs(srv.registry.entries) do srv.admission:adopt(e) end -- they hold their reservations
+  if opts.pool then -- warm sandboxes (serve/pool.lua): their starts look like any other
+    local sp = require "rock.serve.pool"
+    srv.pools = sp.new(srv.registry, type(opts.pool) == "string" and sp.parse(opts.pool) or opts.pool,
+      math.min(10, math.max(0.2, srv.registry.lease / 3)))
+    srv.registry.pools = srv.pools
+  end
   srv.http = require("rock.http").serve{
     host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
     unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,
@@ -339,6 +353,7 @@ function Server:stop(opts)
   self.registry:close()
   self.http:stop{ timeout = opts.timeout or 30 }
   log.flush()
+  if self.pools then self.pools:close() end -- warm ones are nobody's: they go, whatever keep_sandboxes says
   if not opts.keep_sandboxes then
     for _, e in pairs(self.registry.entries) do pcall(self.registry.stop, self.registry, e, "server_stop") end
   end
