@@ -18,6 +18,7 @@
 
 #include "../../c/include/rock.h"
 #include "base64.h"
+#include "jsonstr.h"
 #include "log.h"
 #include "lua_core.h"
 #include "paths.h"
@@ -206,6 +207,52 @@ static int base64_op(lua_State *L, int encode) {
 static int l_base64_encode(lua_State *L) { return base64_op(L, 1); }
 static int l_base64_decode(lua_State *L) { return base64_op(L, 0); }
 
+/* core.json_wrap(before, s, after [, "base64"]) -> before .. q .. after,
+ * q the JSON string literal of s (c/core/jsonstr.h; s cleaned text, its
+ * invalid UTF-8 replaced by U+FFFD first if any), or with "base64" of s's
+ * base64 (any bytes),
+ * written once into one buffer sized exactly: a big JSON answer (rock
+ * serve's read_file `content`) costs one pass and no encoder's walk. */
+static int l_json_wrap(lua_State *L) {
+  size_t nb, n, na;
+  const char *before = luaL_checklstring(L, 1, &nb);
+  const char *s = luaL_checklstring(L, 2, &n);
+  const char *after = luaL_checklstring(L, 3, &na);
+  int b64 = !lua_isnoneornil(L, 4);
+  if (b64 && strcmp(luaL_checkstring(L, 4), "base64"))
+    return luaL_argerror(L, 4, "'base64' or nothing");
+  rock_buf_t clean = {0}; /* text that is not valid UTF-8: cleaned first (U+FFFD) */
+  size_t ok = b64 ? n : rock_utf8_valid_prefix(s, n);
+  if (ok < n) {
+    if (rock_buf_append(&clean, s, ok) || rock_utf8_clean(&clean, s + ok, n - ok)) {
+      rock_buf_free(&clean);
+      return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "json_wrap");
+    }
+    s = clean.data, n = clean.len;
+  }
+  size_t q = b64 ? (n + 2) / 3 * 4 + 2 : rock_json_quote_len(s, n);
+  rock_buf_t b = {0};
+  if (rock_buf_reserve(&b, nb + q + na)) {
+    rock_buf_free(&clean);
+    return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "json_wrap");
+  }
+  memcpy(b.data, before, nb);
+  if (b64) {
+    b.data[nb] = '"';
+    b.len = nb + 1;
+    rock_base64_encode(&b, s, n); /* room reserved: cannot fail */
+    b.data[b.len++] = '"';
+  } else {
+    b.len = (size_t)(rock_json_quote(b.data + nb, s, n) - b.data);
+  }
+  memcpy(b.data + b.len, after, na);
+  b.len += na;
+  rock_buf_free(&clean);
+  lua_pushlstring(L, b.data, b.len);
+  rock_buf_free(&b);
+  return 1;
+}
+
 /* core.utf8_clean(s): s with each byte of an invalid UTF-8 sequence
  * replaced by U+FFFD (c/core/utf8.h); s itself when it is valid. */
 static int l_utf8_clean(lua_State *L) {
@@ -233,13 +280,17 @@ static int l_utf8_clean(lua_State *L) {
 static int l_output_clean(lua_State *L) {
   size_t n;
   const char *s = luaL_checklstring(L, 1, &n);
+  size_t k = rock_output_unchanged(s, n); /* clean text: s itself, no copy */
+  if (k == n) {
+    lua_settop(L, 1);
+    return 1;
+  }
   rock_buf_t b = {0};
-  if (rock_output_clean(&b, s, n)) {
+  if (rock_buf_reserve(&b, n) || rock_buf_append(&b, s, k) || rock_output_clean(&b, s + k, n - k)) {
     rock_buf_free(&b);
     return lrock_raise(L, ROCK_E_NO_MEMORY, NULL, "output_clean");
   }
-  if (b.len == n && (!n || !memcmp(b.data, s, n))) lua_settop(L, 1);
-  else lua_pushlstring(L, b.data ? b.data : "", b.len);
+  lua_pushlstring(L, b.data, b.len);
   rock_buf_free(&b);
   return 1;
 }
@@ -351,6 +402,7 @@ const luaL_Reg lrock_core_funcs[] = {
     {"getpid", l_getpid},
     {"base64_encode", l_base64_encode},
     {"base64_decode", l_base64_decode},
+    {"json_wrap", l_json_wrap},
     {"utf8_clean", l_utf8_clean},
     {"output_clean", l_output_clean},
     {"lock_file", l_lock_file},

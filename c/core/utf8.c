@@ -2,6 +2,9 @@
  * looked at once, ASCII runs at a time. */
 #include "utf8.h"
 
+#include <stdint.h>
+#include <string.h>
+
 size_t rock_utf8_seq(const unsigned char *s, size_t n) {
   unsigned c = s[0];
   if (c < 0x80) return 1;
@@ -27,6 +30,13 @@ size_t rock_utf8_valid_prefix(const char *s, size_t n) {
   while (i < n) {
     if (p[i] < 0x80) {
       i++;
+      while (i + 16 <= n) { /* ASCII runs, 16 bytes at a time */
+        uint64_t a, b;
+        memcpy(&a, p + i, 8);
+        memcpy(&b, p + i + 8, 8);
+        if ((a | b) & 0x8080808080808080ull) break;
+        i += 16;
+      }
       continue;
     }
     size_t l = rock_utf8_seq(p + i, n - i);

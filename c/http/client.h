@@ -35,13 +35,14 @@ typedef struct {
                    * INT_MAX ms (larger values are clamped) */
   /* Streaming, for large bodies (image save/load, pull progress): */
   const char *body_file; /* send this file as the body (instead of body) */
-  const char *out_file;  /* a 2xx body goes to this file, not to memory */
+  const char *out_file;  /* a 2xx body goes to this file, not to memory;
+                          * the file is removed unless the whole body came
+                          * (an error, a cancel, a non-2xx answer) */
   /* Called from the loop with each piece of a 2xx body as it arrives
    * (it still also reaches res->body unless out_file is set). */
   void (*on_chunk)(void *data, const char *p, size_t n);
   /* The most bytes of a body kept in memory; past it the transfer ends
-   * with ROCK_E_HTTP and res->too_large set to it. 0 = no bound. (Such a
-   * request always goes through curl: plain.c does not take it.) */
+   * with ROCK_E_HTTP and res->too_large set to it. 0 = no bound. */
   uint64_t max_body;
 } rock_http_request_t;
 

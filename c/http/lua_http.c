@@ -6,7 +6,10 @@
  *        sent as the body, streamed), timeout=, unix_socket=,
  *        peer_pid= (the unix socket's server must be this process),
  *        response_headers= (false: res.headers is not made),
- *        max_body= (bytes of a body kept; past it: http_error, err.too_large)}
+ *        max_body= (bytes of a body kept; past it: http_error, err.too_large),
+ *        output_file= (a 2xx body is written there as it comes, never held
+ *        in memory; res.body is then ""; the file is removed unless the
+ *        whole body came)}
  * res: {status=, headers={lowercased name=value}, body=}; err: a rock error
  * {code=, message=, op=, [errno=], [peer_pid=]} (lua_core.h): errno names a
  * failed connect's cause, peer_pid the process found serving the socket
@@ -217,6 +220,7 @@ static int l_http_request(lua_State *L) {
   req.body = lrock_opt_lstring(L, 1, "body", &req.body_len);
   req.body_file = lrock_opt_string(L, 1, "body_file");
   if (req.body && req.body_file) return luaL_argerror(L, 1, "'body' and 'body_file' exclude each other");
+  req.out_file = lrock_opt_string(L, 1, "output_file");
   req.timeout = lrock_opt_number(L, 1, "timeout", 0);
   if (!(req.timeout >= 0)) return luaL_argerror(L, 1, "'timeout' must be >= 0");
   req.max_body = lrock_opt_size(L, 1, "max_body", 0);

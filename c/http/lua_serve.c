@@ -437,6 +437,17 @@ static int l_request_on_abort(lua_State *L) {
   return 0;
 }
 
+/* handle:max_body(n): from on_headers, this request's body may be up to
+ * n bytes (the server's max_body is the default): a route that streams
+ * its body to a file takes more than one parsed in memory. */
+static int l_request_max_body(lua_State *L) {
+  request_ud *u = check_request(L);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  if (n < 0) return luaL_argerror(L, 2, "must be >= 0");
+  u->req->max_body = (uint64_t)n;
+  return 0;
+}
+
 /* handle:answered() */
 static int l_request_answered(lua_State *L) {
   request_ud *u = luaL_checkudata(L, 1, REQUEST_MT);
@@ -757,6 +768,7 @@ static const luaL_Reg request_methods[] = {
     {"respond_file", l_request_respond_file},
     {"answered", l_request_answered},
     {"on_abort", l_request_on_abort},
+    {"max_body", l_request_max_body},
     {NULL, NULL},
 };
 

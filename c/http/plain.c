@@ -71,6 +71,8 @@ struct rock_plain_req {
   int is_head, got_bytes, complete, retried, last_header;
   int later_err;       /* a resend's connect failed at once (fail_later) */
   int counted;         /* in p->local */
+  uint64_t max_body;   /* the most bytes of a body kept, or 0 = no bound */
+  int too_large;       /* the body passed max_body */
   rock_http_done_fn fn;
   void *data;
 };
@@ -137,7 +139,7 @@ static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage 
 }
 
 int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req) {
-  if (req->body_file || req->out_file || req->on_chunk || req->max_body) return 0;
+  if (req->body_file || req->out_file || req->on_chunk) return 0;
   const char *a, *a_end, *path;
   if (split_url(req->url, &a, &a_end, &path)) return 0;
   /* a path too long for sun_path: libuv (1.44) would cut it and connect
@@ -204,7 +206,8 @@ static void fail(rock_plain_req_t *r, rock_err err, int sys_errno, const char *f
     r->conn = NULL;
     conn_close(c);
   }
-  rock_http_response_t res = {.err = err, .message = msg, .sys_errno = sys_errno};
+  rock_http_response_t res = {.err = err, .message = msg, .sys_errno = sys_errno,
+                              .too_large = r->too_large ? r->max_body : 0};
   deliver(r, &res);
 }
 
@@ -369,7 +372,10 @@ static void read_cb(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     finish(r, used == (size_t)n && r->complete != 101 && http_should_keep_alive(&c->parser));
     return;
   }
-  if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
+  if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK && r->too_large) {
+    fail(r, ROCK_E_HTTP, 0, "the response body is larger than %llu bytes",
+         (unsigned long long)r->max_body);
+  } else if (HTTP_PARSER_ERRNO(&c->parser) != HPE_OK) {
     fail(r, ROCK_E_HTTP, 0, "malformed response: %s",
          http_errno_description(HTTP_PARSER_ERRNO(&c->parser)));
   }
@@ -573,6 +579,7 @@ rock_err rock_plain_request(rock_plain_t *p, const rock_http_request_t *req,
   r->fn = fn;
   r->data = data;
   r->peer_pid = req->unix_socket ? req->peer_pid : 0;
+  r->max_body = req->max_body;
   rock_buf_t key = {0};
   int bad;
   if (req->unix_socket) {
@@ -671,16 +678,33 @@ static int on_header_value(http_parser *hp, const char *at, size_t n) {
   return rock_buf_append(&r->head, at, n);
 }
 
+/* The most a Content-Length makes room for at once: a larger body (or a
+ * length that lies) grows the buffer as it comes. */
+#define RESERVE_MAX ((uint64_t)1 << 30)
+
 static int on_headers_complete(http_parser *hp) {
   rock_plain_req_t *r = req_of(hp);
   if (!r->last_header && put_status_line(&r->head, hp)) return -1; /* a status line without a reason */
   if (rock_buf_puts(&r->head, "\r\n\r\n")) return -1;
   r->last_header = 0;
-  return r->is_head ? 1 : 0; /* 1: no body follows */
+  if (r->is_head) return 1; /* no body follows */
+  uint64_t cl = hp->content_length; /* ULLONG_MAX: not given */
+  if (cl == (uint64_t)-1 || cl == 0) return 0;
+  if (r->max_body && cl > r->max_body) {
+    r->too_large = 1;
+    return -1;
+  }
+  /* the body lands in one allocation of its size: no doubling copies */
+  return rock_buf_reserve(&r->body, cl < RESERVE_MAX ? cl : RESERVE_MAX) ? -1 : 0;
 }
 
 static int on_body(http_parser *hp, const char *at, size_t n) {
-  return rock_buf_append(&req_of(hp)->body, at, n);
+  rock_plain_req_t *r = req_of(hp);
+  if (r->max_body && n > r->max_body - r->body.len) { /* (len never passes max_body) */
+    r->too_large = 1;
+    return -1;
+  }
+  return rock_buf_append(&r->body, at, n);
 }
 
 static int on_message_complete(http_parser *hp) {

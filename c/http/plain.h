@@ -1,7 +1,7 @@
 /* plain.h: HTTP/1.1 for rock's own peers without libcurl. A rocklet over
  * its unix socket, the engine's socket, a `rock serve` on a numeric
  * address: plain http, no TLS, no proxy, no redirect, a body in memory
- * both ways. For those a request is one write and one read on a
+ * both ways (one allocation of the answer's Content-Length). For those a request is one write and one read on a
  * kept-alive libuv stream, where libcurl's per-request machinery (URL and
  * connection-cache work, liveness polls, watching and unwatching the
  * socket, a timer turn to start) cost this host more than the exchange
@@ -26,7 +26,7 @@ void rock_plain_close(rock_plain_t *p);
 /* 1 when req is plain's: an http:// URL whose host is a numeric address
  * or localhost (and no proxy is set in the environment), or any http://
  * URL with unix_socket whose path fits in sun_path; and no body_file,
- * out_file or on_chunk. */
+ * out_file or on_chunk (curl streams those). max_body is kept. */
 int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req);
 
 /* Start req (everything in it is copied). fn runs once, from the loop,

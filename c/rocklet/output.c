@@ -68,6 +68,26 @@ static size_t plain_run(const unsigned char *s, size_t i, size_t n) {
   return i;
 }
 
+size_t rock_output_unchanged(const char *in, size_t len) {
+  const unsigned char *s = (const unsigned char *)in;
+  size_t i = 0;
+  while ((i = plain_run(s, i, len)) < len) {
+    unsigned char c = s[i];
+    if (c == '\r') {
+      if (i + 1 == len || s[i + 1] != '\n') {
+        i++; /* a lone CR stays */
+        continue;
+      }
+      return i;
+    }
+    if (c == 0x1B) return i;
+    size_t u = rock_utf8_seq(s + i, len - i);
+    if (!u) return i;
+    i += u;
+  }
+  return len;
+}
+
 int rock_output_clean(rock_buf_t *out, const char *in, size_t len) {
   static const char repl[] = "\xEF\xBF\xBD";
   const unsigned char *s = (const unsigned char *)in;

@@ -14,5 +14,9 @@
 
 /* Append the cleaned form of in[0..len) to out. Returns 0 or -1 (no memory). */
 int rock_output_clean(rock_buf_t *out, const char *in, size_t len);
+/* The length of in's prefix that rock_output_clean leaves as it is (len:
+ * nothing changes); cleaning the rest from there gives the same bytes as
+ * cleaning the whole. */
+size_t rock_output_unchanged(const char *in, size_t len);
 
 #endif

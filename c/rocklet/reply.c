@@ -230,3 +230,10 @@ const char **arg_env(json_t *o, const char *key, char **err) {
   }
   return v;
 }
+
+int rocklet_answer_as(const rock_http_req_t *req) {
+  const char *a = rock_http_req_header(req, "accept");
+  if (!a) return ROCKLET_JSON;
+  if (strstr(a, "application/octet-stream")) return ROCKLET_RAW;
+  return strstr(a, "text/plain") ? ROCKLET_TEXT : ROCKLET_JSON;
+}

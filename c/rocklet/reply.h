@@ -50,4 +50,12 @@ size_t arg_size(json_t *o, const char *key, size_t dflt, size_t min, size_t max,
  * *err is set. */
 const char **arg_env(json_t *o, const char *key, char **err);
 
+/* How a command's answer is asked for by its Accept header (reply.c):
+ * JSON (the default), raw (application/octet-stream: the bytes as they
+ * came) or text (text/plain: the cleaned text JSON would carry, as the
+ * body, the other fields in headers). */
+enum { ROCKLET_JSON, ROCKLET_RAW, ROCKLET_TEXT };
+#define ROCKLET_TEXT_TYPE "text/plain; charset=utf-8"
+int rocklet_answer_as(const rock_http_req_t *req);
+
 #endif

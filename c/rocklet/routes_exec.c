@@ -4,7 +4,9 @@
  * tree killed. With `Accept: application/octet-stream` the answer is raw
  * (a byte route): stdout's bytes then stderr's as the body, uncleaned,
  * the rest in X- headers (exit code, failure reason, stdout's length,
- * bytes dropped past max_output), one buffer from the pipe to the socket. */
+ * bytes dropped past max_output), one buffer from the pipe to the socket.
+ * With `Accept: text/plain` the same answer carries the cleaned text (the
+ * JSON answer's strings, byte for byte) with no JSON around it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +16,12 @@
 #include "rocklet.h"
 #include "session.h"
 
-/* req->abort_arg for a raw answer */
-static char raw_mark;
+/* req->abort_arg for a raw answer, and for a text one */
+static char raw_mark, text_mark;
 
-/* The raw answer: stdout then stderr in stdout's own buffer. */
-static void done_raw(rock_exec_result_t *r, rock_http_req_t *req) {
+/* The raw answer (or the text one: the same, the streams cleaned as the
+ * JSON answer's are): stdout then stderr in stdout's own buffer. */
+static void done_raw(rock_exec_result_t *r, rock_http_req_t *req, const char *type) {
   rock_buf_t body = r->out;
   r->out = (rock_buf_t){0};
   size_t out_len = body.len;
@@ -29,10 +32,10 @@ static void done_raw(rock_exec_result_t *r, rock_http_req_t *req) {
   }
   char h[512];
   snprintf(h, sizeof h,
-           "Content-Type: application/octet-stream\r\nX-Exit-Code: %d\r\n"
+           "Content-Type: %s\r\nX-Exit-Code: %d\r\n"
            "X-Failure-Reason: %s\r\nX-Stdout-Length: %zu\r\n"
            "X-Stdout-Dropped: %" PRIu64 "\r\nX-Stderr-Dropped: %" PRIu64 "\r\n",
-           r->exit_code, r->failure_reason, out_len, r->out_dropped, r->err_dropped);
+           type, r->exit_code, r->failure_reason, out_len, r->out_dropped, r->err_dropped);
   char *b = body.data ? body.data : strdup("");
   if (!b) {
     reply_error(req, ROCK_E_NO_MEMORY, "no memory for the answer");
@@ -44,8 +47,8 @@ static void done_raw(rock_exec_result_t *r, rock_http_req_t *req) {
 
 static void done(rock_exec_result_t *r, void *data) {
   rock_http_req_t *req = data;
-  if (req->abort_arg == &raw_mark) {
-    done_raw(r, req);
+  if (req->abort_arg == &raw_mark || req->abort_arg == &text_mark) {
+    done_raw(r, req, req->abort_arg == &raw_mark ? "application/octet-stream" : ROCKLET_TEXT_TYPE);
     return;
   }
   json_t *o = json_object();
@@ -100,9 +103,9 @@ void exec_run(rock_http_req_t *req, json_t *args) {
     return;
   }
   o.argv = argv;
-  const char *accept = rock_http_req_header(req, "accept");
-  o.raw = accept && strstr(accept, "application/octet-stream");
-  req->abort_arg = o.raw ? &raw_mark : NULL;
+  int as = rocklet_answer_as(req);
+  o.raw = as == ROCKLET_RAW;
+  req->abort_arg = as == ROCKLET_RAW ? &raw_mark : as == ROCKLET_TEXT ? &text_mark : NULL;
   char msg[512];
   rock_exec_t *job;
   rock_err rc = rock_exec_run(rocklet.loop, &o, done, req, &job, msg, sizeof msg);

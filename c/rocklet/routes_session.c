@@ -51,14 +51,11 @@ static entry_t *find(const char *name) {
 }
 
 /* Did the client ask for the raw answer (Accept: application/octet-stream)? */
-static int wants_raw(const rock_http_req_t *req) {
-  const char *a = rock_http_req_header(req, "accept");
-  return a && strstr(a, "application/octet-stream");
-}
+static int wants_raw(const rock_http_req_t *req) { return rocklet_answer_as(req) == ROCKLET_RAW; }
 
 /* The raw answer: the output's bytes as the body, the rest in headers
  * (the spill file's path URL-encoded: a header holds no line break). */
-static void reply_raw(rock_http_req_t *req, const rock_session_result_t *r) {
+static void reply_raw(rock_http_req_t *req, const rock_session_result_t *r, const char *type) {
   static const char hex[] = "0123456789ABCDEF";
   char file[3 * PATH_MAX + 1] = "", *o = file;
   for (const char *p = r->output_file; p && *p; p++) {
@@ -75,21 +72,22 @@ static void reply_raw(rock_http_req_t *req, const rock_session_result_t *r) {
   *o = 0;
   char h[3 * PATH_MAX + 512];
   int n = snprintf(h, sizeof h,
-                   "Content-Type: application/octet-stream\r\nX-Failure-Reason: %s\r\n"
+                   "Content-Type: %s\r\nX-Failure-Reason: %s\r\n"
                    "X-Truncated: %d\r\nX-Dropped-Bytes: %" PRIu64 "\r\n"
                    "X-Output-Bytes: %" PRIu64 "\r\nX-Session-Type: bash\r\n",
-                   r->failure_reason ? r->failure_reason : "", r->truncated, r->dropped_bytes,
+                   type, r->failure_reason ? r->failure_reason : "", r->truncated, r->dropped_bytes,
                    r->output_bytes);
   if (r->have_status) n += snprintf(h + n, sizeof h - n, "X-Exit-Code: %d\r\n", r->exit_code);
   if (*file) snprintf(h + n, sizeof h - n, "X-Output-File: %s\r\n", file);
   rock_http_respond_headers(req, 200, h, r->output.data ? r->output.data : "", r->output.len);
 }
 
-/* A run's answer: raw when asked, else JSON with its output escaped once
- * into the answer (reply.c), the other fields by jansson. */
-static void reply_result(rock_http_req_t *req, const rock_session_result_t *r, int raw) {
-  if (raw) {
-    reply_raw(req, r);
+/* A run's answer: raw (the bytes) or text (the cleaned output, no JSON)
+ * when asked, else JSON with its output escaped once into the answer
+ * (reply.c), the other fields by jansson. */
+static void reply_result(rock_http_req_t *req, const rock_session_result_t *r, int as) {
+  if (as != ROCKLET_JSON) {
+    reply_raw(req, r, as == ROCKLET_RAW ? "application/octet-stream" : ROCKLET_TEXT_TYPE);
     if (rocklet.touch) rocklet.touch();
     return;
   }
@@ -141,7 +139,7 @@ static void tell_ended(rock_http_req_t *req, entry_t *e) {
   r.exit_code = e->end_code;
   r.failure_reason = "session_ended";
   drop(e);
-  reply_result(req, &r, wants_raw(req));
+  reply_result(req, &r, rocklet_answer_as(req));
 }
 
 static void started(rock_session_t *s, const rock_session_result_t *r, void *data) {
@@ -151,7 +149,7 @@ static void started(rock_session_t *s, const rock_session_result_t *r, void *dat
   e->create_req = NULL;
   if (!r->err && !strcmp(r->failure_reason, "session_ended")) e->told = 1;
   if (!r->err) {
-    if (req) reply_result(req, r, 0);
+    if (req) reply_result(req, r, ROCKLET_JSON);
     return;
   }
   e->dead = 1; /* bash is on its way out; on_end frees e */
@@ -305,7 +303,7 @@ static void ran(rock_session_t *s, const rock_session_result_t *r, void *data) {
   if (ended) e->told = 1;
   if (req) { /* else answered at shutdown */
     if (r->err) reply_error(req, r->err, "session '%s': %s", e->name, r->message);
-    else reply_result(req, r, wants_raw(req));
+    else reply_result(req, r, rocklet_answer_as(req));
   }
   if (!e->next_req) return;
   if (ended || rocklet.shutting_down) {

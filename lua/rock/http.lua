@@ -21,6 +21,8 @@ local M = {}
 ---                             with err.peer_pid, the process found)
 ---@field response_headers boolean|nil  false: res.headers is not built
 ---@field max_body integer|nil  bytes of a body kept at most; past it http_error with err.too_large
+---@field output_file string|nil a 2xx body is written to this file as it arrives (never in
+---                             memory; res.body is ""); removed unless the whole body came
 
 --- Make a request; returns {status=, headers= (lowercased names), body=}.
 --- Any HTTP status is a response; no response raises an error with code

@@ -510,6 +510,10 @@ function Server:wait()
   end)
 end
 
+--- From on_headers: this request's body may be up to n bytes (not the
+--- server's max_body): for a route that streams its body to a file.
+function Request:allow_body(n) self._handle:max_body(n) end
+
 --- The body as a multipart/form-data form (RFC 7578), parsed in C from
 --- the body or body_file as a stream: {[name] = {value=} or {filename=,
 --- content_type=, file=}}. A part with a filename, or a value larger than

@@ -1,6 +1,7 @@
 --- rock.rocklet: the host's client for a rocklet's HTTP API (see
 -- docs/rocklet-api.md). One POST per call over the sandbox's unix socket,
--- JSON both ways; an error answer {code, message} is raised as a rock error
+-- JSON both ways (call), or a byte route's raw request (request: GET/PUT
+-- /file); an error answer {code, message} is raised as a rock error
 -- with the same code. sandbox.lua builds the user API on this.
 -- The sandbox can rewrite its socket path (the run dir is writable inside
 -- it): with peer_pid, a connection whose server is another process fails
@@ -50,6 +51,48 @@ local function retry_busy(req, err, timeout)
   return false, err
 end
 
+-- the failure of a request to the rocklet, as a rock error of the call
+local function failure(res, path, socket, peer_pid)
+  local e = as_error(res, path)
+  if e.code == "http_error" and (e.errno == "ECONNREFUSED" or e.errno == "ENOENT") then
+    e.code = "sandbox_not_alive" -- it went away during the call
+    e.message = "the sandbox's rocklet went away during the call: " .. tostring(e.message)
+  elseif e.code == "connection_failed" then
+    e.code = "sandbox_not_alive"
+    if e.peer_pid then
+      e.message = string.format("socket %s is not the sandbox's rocklet (peer pid %d, expected %d)",
+        socket, e.peer_pid, peer_pid)
+    else
+      e.message = "cannot reach the sandbox's rocklet: " .. tostring(e.message)
+    end
+  end
+  return e
+end
+
+-- the op's name of a path ("/file?path=..." -> "file")
+local function op_of(path) return path:match("^([^?]*)") end
+
+--- One request to the rocklet at socket, its answer as it came
+--- ({status, headers, body}): req holds rock.http.request's fields
+--- beyond url and unix_socket (method, headers, body, body_file,
+--- output_file, max_body, timeout). A non-2xx answer is raised as the
+--- rock error its JSON body names. For the byte routes (GET/PUT /file,
+--- raw answers); call() is the JSON routes'.
+function M.request(socket, path, req, peer_pid)
+  req.url, req.unix_socket, req.peer_pid = "http://rocklet" .. path, socket, peer_pid
+  local ok, res = pcall(http.request, req)
+  if not ok then ok, res = retry_busy(req, res, req.timeout) end
+  if not ok then error(failure(res, op_of(path), socket, peer_pid), 0) end
+  if res.status < 200 or res.status > 299 then
+    local data = cjson.decode(res.body)
+    if type(data) ~= "table" then data = {} end
+    errors.raise(type(data.code) == "string" and data.code or "internal",
+      type(data.message) == "string" and data.message or ("HTTP " .. res.status),
+      { op = op_of(path):sub(2), http_status = res.status })
+  end
+  return res
+end
+
 --- POST body (a table) to path on the rocklet at socket; returns the
 --- decoded answer. timeout (seconds) bounds the whole exchange. peer_pid
 --- (optional) is the pid that must serve the socket (the local rocklet's,
@@ -74,26 +117,11 @@ function M.call(socket, path, body, timeout, peer_pid, body_file)
   }
   local ok, res = pcall(http.request, req)
   if not ok then ok, res = retry_busy(req, res, timeout) end
-  if not ok then
-    local e = as_error(res, path)
-    if e.code == "http_error" and (e.errno == "ECONNREFUSED" or e.errno == "ENOENT") then
-      e.code = "sandbox_not_alive" -- it went away during the call
-      e.message = "the sandbox's rocklet went away during the call: " .. tostring(e.message)
-    elseif e.code == "connection_failed" then
-      e.code = "sandbox_not_alive"
-      if e.peer_pid then
-        e.message = string.format("socket %s is not the sandbox's rocklet (peer pid %d, expected %d)",
-          socket, e.peer_pid, peer_pid)
-      else
-        e.message = "cannot reach the sandbox's rocklet: " .. tostring(e.message)
-      end
-    end
-    error(e, 0)
-  end
+  if not ok then error(failure(res, op_of(path), socket, peer_pid), 0) end
   local data = cjson.decode(res.body)
   if type(data) ~= "table" then
     errors.raise("internal", "rocklet answered " .. path .. " with no JSON object",
-      { op = path:sub(2), http_status = res.status })
+      { op = op_of(path):sub(2), http_status = res.status })
   end
   for k, v in pairs(data) do -- JSON null reads as absent; 3.0 as 3
     if v == cjson.null then data[k] = nil
@@ -101,7 +129,7 @@ function M.call(socket, path, body, timeout, peer_pid, body_file)
   end
   if res.status ~= 200 then
     errors.raise(data.code or "internal", data.message or ("HTTP " .. res.status),
-      { op = path:sub(2), http_status = res.status })
+      { op = op_of(path):sub(2), http_status = res.status })
   end
   return data
 end

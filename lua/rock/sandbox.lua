@@ -441,8 +441,11 @@ function Sandbox:write_file(opts)
   }, CALL_MARGIN)
 end
 
---- Read a file. Returns {content=}: text (invalid UTF-8 replaced), or
---- with binary=true the exact bytes (sent base64-encoded).
+--- Read a file (a regular file, up to 32 MiB: a larger one is for
+--- download). Returns {content=}: text (invalid UTF-8 replaced, as
+--- command output is cleaned), or with binary=true the exact bytes. The
+--- bytes come in one raw body (the rocklet's GET /file, `rock serve`'s
+--- GET .../file): no JSON, no base64 on the way.
 function Sandbox:read_file(opts)
   opts = check_table(opts, "read_file")
   return self:_op("read_file", {
@@ -451,9 +454,35 @@ function Sandbox:read_file(opts)
   }, CALL_MARGIN)
 end
 
+--- Download a file of the sandbox to a host file, any size: streamed
+--- (never held in memory) when the backend can (download_stream), else
+--- through read_file. opts: path (in the sandbox), file (the host file:
+--- written beside it, then renamed over it once whole; a failure or a
+--- cancel leaves no file), timeout (seconds, default none). Returns
+--- {success=true, size=, message=}.
+function Sandbox:download(opts)
+  opts = check_table(opts, "download")
+  local path = need(opts.path, "string", "download", "path")
+  local file = need(opts.file, "string", "download", "file")
+  local timeout = seconds(opts.timeout, "download", "timeout")
+  if not self._impl.caps.download_stream then -- the backend reads it whole (backends/init.lua)
+    local content = self:read_file{ path = path, binary = true }.content
+    local tmp = file .. ".rock-part"
+    local f = io.open(tmp, "wb")
+    local ok = f and f:write(content) and f:close()
+    if not ok or not os.rename(tmp, file) then
+      os.remove(tmp)
+      errors.raise("io_error", "download: cannot write " .. file)
+    end
+    return { success = true, size = #content, message = "downloaded " .. path .. " to " .. file }
+  end
+  return self:_op("download", { path = path, file = file }, timeout)
+end
+
 --- Upload a host file into the sandbox at path (parents made), streamed
---- (never held in memory) when the backend can (upload_stream), else as
---- one write_file. opts: path, file (the host file).
+--- (never held in memory: the rocklet's PUT /file, `rock serve`'s PUT
+--- .../file) when the backend can (upload_stream), else as one
+--- write_file. opts: path, file (the host file).
 function Sandbox:upload(opts)
   opts = check_table(opts, "upload")
   local path = need(opts.path, "string", "upload", "path")

@@ -368,6 +368,53 @@ T.test("/run_in_session answered raw: the output's bytes, the rest in headers", 
   T.eq(json.decode(r.body).code, "session_not_found")
 end)
 
+T.test("/execute and /run_in_session answered as text: the JSON answer's strings byte for byte, no JSON", function()
+  local TEXT = { Accept = "text/plain" }
+  local function both(path, body)
+    local j = rock.http.request{ url = "http://rocklet" .. path, unix_socket = sb.socket, method = "POST",
+      body = json.encode(body), timeout = 60 }
+    local t = rock.http.request{ url = "http://rocklet" .. path, unix_socket = sb.socket, method = "POST",
+      body = json.encode(body), timeout = 60, headers = TEXT }
+    T.eq(t.headers["content-type"], "text/plain; charset=utf-8", path)
+    return json.decode(j.body), t
+  end
+  for _, c in ipairs({
+    { command = { "sh", "-c", [[printf 'a\377\r\n\033[1mb\0 "q" \\'; printf 'e\377\r\n' >&2; exit 3]] } },
+    { command = { "seq", "100000" }, max_output = 1000 }, -- the drop note
+    { command = { "sh", "-c", "seq 3000 >&2" }, max_output = 100 },
+    { command = { "sleep", "5" }, timeout = 0.2 },
+  }) do
+    local j, t = both("/execute", c)
+    local n = tonumber(t.headers["x-stdout-length"])
+    T.ok(t.body:sub(1, n) == j.stdout, "stdout as JSON's")
+    T.ok(t.body:sub(n + 1) == j.stderr, "stderr as JSON's")
+    T.eq(tonumber(t.headers["x-exit-code"]), j.exit_code)
+    T.eq(t.headers["x-failure-reason"], j.failure_reason)
+  end
+  sb:create_session{ session = "txt1" }
+  sb:create_session{ session = "txt2" }
+  for _, c in ipairs({ [[printf 'a\377\r\n\033[1mb\0'; false]], "seq 100000", "if", "sleep 5", "exit 4" }) do
+    local body = { command = c, max_output = 1000, timeout = c == "sleep 5" and 0.2 or nil }
+    body.session = "txt1"
+    local j = json.decode(rock.http.request{ url = "http://rocklet/run_in_session", unix_socket = sb.socket,
+      method = "POST", body = json.encode(body), timeout = 60 }.body)
+    body.session = "txt2"
+    local t = rock.http.request{ url = "http://rocklet/run_in_session", unix_socket = sb.socket, method = "POST",
+      body = json.encode(body), timeout = 60, headers = TEXT }
+    T.eq(t.headers["content-type"], "text/plain; charset=utf-8")
+    local a, b = j.output, t.body
+    if j.output_file ~= json.null then -- the spill's name is the session's own
+      a, b = a:gsub("full output: %S+", ""), b:gsub("full output: %S+", "")
+      T.match(t.headers["x-output-file"], "/out%.%d+$")
+    end
+    T.ok(a == b, c .. ": the output as JSON's")
+    T.eq(tonumber(t.headers["x-exit-code"]), j.exit_code ~= json.null and j.exit_code or nil, c)
+    T.eq(t.headers["x-failure-reason"], j.failure_reason, c)
+    T.eq(t.headers["x-truncated"], j.truncated and "1" or "0", c)
+    T.eq(tonumber(t.headers["x-dropped-bytes"]), j.dropped_bytes, c)
+  end
+end)
+
 T.test("a spilled session output is read whole through GET /file", function()
   sb:create_session{ session = "s" }
   local a = sb:run_in_session{ session = "s", command = "seq 100000", max_output = 1000 }

@@ -212,6 +212,27 @@ T.test("one log sink: core.log and rock.log obey ROCK_LOG with C's line format",
   T.match(out, "rock error gc: boom")
 end)
 
+T.test("json_wrap: text quoted (invalid UTF-8 replaced) or bytes base64'd into one JSON answer", function()
+  local json = rock.json
+  local all = {}
+  for i = 0, 255 do all[#all + 1] = string.char(i) end
+  all = table.concat(all)
+  local text = 'a "quoted" \\ back\nslash\r\t\0\1\31 \127 caf\xc3\xa9 \xe2\x82\xac end'
+  for _, s in ipairs({ "", "x", text, all, ("\xff"):rep(5), text:rep(1000) }) do
+    local t = json.decode(core.json_wrap('{"a":1,"c":', s, "}"))
+    T.eq(t.a, 1)
+    T.eq(t.c, core.utf8_clean(s), "text of " .. #s .. " bytes")
+    local b = json.decode(core.json_wrap("[", s, "]", "base64"))
+    T.eq(b[1], core.base64_encode(s))
+    T.ok(core.base64_decode(b[1]) == s, "base64 exact")
+  end
+  T.eq(core.json_wrap("", "", ""), '""')
+  T.eq(core.json_wrap("<", "a/b", ">"), '<"a/b">', "nothing escaped that need not be")
+  local ok, e = pcall(core.json_wrap, "", "x", "", "hex")
+  T.ok(not ok, "a mode that is not base64 is misuse")
+  T.match(tostring(e), "'base64' or nothing")
+end)
+
 T.test("_meta/core.lua declares every rock.core function and nothing else", function()
   local meta = arg[0]:match("(.*/)") .. "../../lua/rock/_meta/core.lua"
   local declared = {}

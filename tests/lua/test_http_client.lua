@@ -167,6 +167,54 @@ T.test("big bodies both ways, bytes that are not UTF-8", function()
   st.close()
 end)
 
+T.test("max_body: a body past it is http_error (told by Content-Length, or as it comes)", function()
+  local chunked = false
+  local st = server(function()
+    if chunked then
+      return "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n0\r\n\r\n"
+    end
+    return ok_answer(string.rep("x", 100))
+  end)
+  local e = T.raises("http_error", get, st, { max_body = 99 })
+  T.eq(e.too_large, 99)
+  T.match(e.message, "larger than 99 bytes")
+  T.eq(#get(st, { max_body = 100 }).body, 100)
+  chunked = true
+  T.eq(T.raises("http_error", get, st, { max_body = 15 }).too_large, 15)
+  T.eq(get(st, { max_body = 16 }).body, "0123456789abcdef")
+  st.close()
+end)
+
+T.test("output_file: a 2xx body goes to the file, not to res.body; no file after an error", function()
+  local status = 200
+  local body = string.rep("\0\255ab", 300000)
+  local st = server(function()
+    if status == 0 then return "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort", true end
+    return (ok_answer(body):gsub("^HTTP/1.1 200 OK", "HTTP/1.1 " .. status .. " X"))
+  end)
+  local f = tmp .. "/out_file"
+  local r = get(st, { output_file = f })
+  T.eq(r.status, 200)
+  T.eq(r.body, "")
+  local h = assert(io.open(f, "rb"))
+  T.ok(h:read("a") == body, "the file holds the exact bytes")
+  h:close()
+  os.remove(f)
+  status = 404 -- an error answer stays in memory, for its message
+  r = get(st, { output_file = f })
+  T.eq(r.status, 404)
+  T.eq(#r.body, #body)
+  T.eq(io.open(f), nil)
+  status = 0 -- cut mid-body: no partial file
+  T.raises("http_error", get, st, { output_file = f })
+  T.eq(io.open(f), nil)
+  status, body = 200, "" -- a 2xx with an empty body: an empty file
+  T.eq(get(st, { output_file = f }).status, 200)
+  T.eq(T.file_size(f), 0, "an empty file is there")
+  os.remove(f)
+  st.close()
+end)
+
 T.test("two hundred requests at once from many tasks", function()
   local st = server(function(req) return ok_answer(req:match("^GET (%S+)")) end)
   local tasks = {}

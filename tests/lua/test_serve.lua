@@ -284,34 +284,43 @@ T.test("a remote upload streams its body: 24 MB through base_url, the bytes arri
   T.rss_under(grown, 16 * 1024, "RSS grew less than 16 MiB")
 end)
 
-T.test("a remote upload on a full disk ($TMPDIR): io_error, no temp file left, the sandbox goes on", function()
+T.test("a remote upload on a full disk: none on the host; the node's full $TMPDIR is io_error, no temp file left, the sandbox goes on", function()
   local src = os.getenv("ROCK_HOME") .. "/up-full.bin"
-  local _, made = T.sh("head -c 1048576 /dev/urandom > " .. src)
+  local _, made = T.sh("head -c 2097152 /dev/urandom > " .. src)
   T.ok(made, "the file is made")
-  local sb = rock.sandbox.start{ base_url = srv.url, image = image }
-  local target = "/tmp/rock-serve-full-" .. sb.id .. ".bin"
+  local want = T.sh("md5sum < " .. src):match("%x+")
   local old = os.getenv("TMPDIR")
   local ok, mounted = pcall(T.with_tmpfs, os.getenv("ROCK_HOME") .. "/tmpfull", 256, function(dir)
+    -- the host's $TMPDIR full: the upload is streamed from the file, no temp file is made
+    local sb = rock.sandbox.start{ base_url = srv.url, image = image }
+    local target = "/tmp/rock-serve-full-" .. sb.id .. ".bin"
     rock.uv.os_setenv("TMPDIR", dir)
     local up, err = pcall(sb.upload, sb, { path = target, file = src })
-    T.ok(not up, "the upload failed")
-    T.ok(rock.errors.is(err, "io_error"), "io_error: " .. tostring(err))
-    T.match(tostring(err.message), "disk full")
-    T.eq(T.sh("ls -A " .. dir), "", "no temp file left")
+    if old then rock.uv.os_setenv("TMPDIR", old) else rock.uv.os_unsetenv("TMPDIR") end
+    T.ok(up, "the upload needs no host temp file: " .. tostring(err))
+    T.eq(sb:execute{ command = { "sh", "-c", "md5sum < " .. target .. "; rm -f " .. target } }.stdout:match("%x+"), want)
+    sb:stop()
+    -- the node's $TMPDIR full: the body (past body_to_file) cannot be stored
+    local srv2 = S.start{ backend = backend, home = os.getenv("ROCK_HOME") .. "/full-node", env = "TMPDIR=" .. dir }
+    local ok2, err2 = pcall(function()
+      local sb2 = rock.sandbox.start{ base_url = srv2.url, image = image }
+      local up2, e2 = pcall(sb2.upload, sb2, { path = target, file = src })
+      T.ok(not up2, "the upload failed")
+      T.ok(rock.errors.is(e2, "io_error"), "io_error: " .. tostring(e2))
+      T.match(tostring(e2.message), "No space left")
+      T.eq(T.sh("ls -A " .. dir), "", "no temp file left")
+      T.write(os.getenv("ROCK_HOME") .. "/fits.txt", "fits") -- a small body is read in memory: it goes in
+      sb2:upload{ path = target, file = os.getenv("ROCK_HOME") .. "/fits.txt" }
+      T.eq(sb2:read_file{ path = target }.content, "fits")
+      os.remove(os.getenv("ROCK_HOME") .. "/fits.txt")
+      sb2:execute{ command = { "rm", "-f", target } }
+      sb2:stop()
+    end)
+    srv2.stop()
+    if not ok2 then error(err2, 0) end
   end)
   if old then rock.uv.os_setenv("TMPDIR", old) else rock.uv.os_unsetenv("TMPDIR") end
   os.remove(src)
-  if ok then -- the sandbox still takes an upload once there is room
-    T.write(src, "fits")
-    ok, mounted = pcall(function()
-      sb:upload{ path = target, file = src }
-      T.eq(sb:read_file{ path = target }.content, "fits")
-      return mounted
-    end)
-    os.remove(src)
-  end
-  pcall(sb.execute, sb, { command = { "rm", "-f", target } }) -- also when a check failed
-  sb:stop()
   if not ok then error(mounted, 0) end
   T.ok(mounted, "tmpfs mounted (needs root)")
 end)

@@ -46,6 +46,15 @@ function core.getpid() end
 ---@return string
 function core.base64_encode(s) end
 
+--- before .. q .. after in one allocation, q the JSON string literal of s
+--- (valid UTF-8 text), or with "base64" of s's base64 (any bytes).
+---@param before string
+---@param s string
+---@param after string
+---@param mode? "base64"
+---@return string
+function core.json_wrap(before, s, after, mode) end
+
 --- Decode base64. Raises invalid_argument ("not base64") on bad input.
 ---@param s string
 ---@return string

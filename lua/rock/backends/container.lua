@@ -689,7 +689,7 @@ end
 function M.backend(kind)
   local b = setmetatable({
     caps = { image = true, attach = true, keep = true, commit = true, stats = true, warmup = true,
-      remove_image = true, upload_stream = true, own_files = true },
+      remove_image = true, upload_stream = true, download_stream = true, own_files = true },
   }, { __index = M })
   function b.warmup(image) return images.ensure(image, { pull = "missing", engine = engine.connect(kind) }) end
   function b.reap(ctx)

@@ -56,6 +56,8 @@
 --   remove_image  remove_image(sb): remove the image it started from.
 --   upload_stream op "upload" streams the host file; without it
 --                 Sandbox:upload sends the file as one write_file.
+--   download_stream  op "download" streams to the host file; without it
+--                 Sandbox:download writes read_file's bytes.
 --   own_files     what runs in it has a file system of its own: it cannot
 --                 reach this host's files (a container; not local).
 -- For `rock gc`, `rock ps` and a restarted server (records in the state
@@ -82,10 +84,11 @@ local M = {}
 M.REQUIRED = { "start", "op", "is_alive", "gone", "stop", "status" }
 --- Each capability and the function it needs.
 M.CAPS = { image = false, attach = "attach", keep = "keep", commit = "commit", stats = "stats",
-  warmup = "warmup", remove_image = "remove_image", upload_stream = false, own_files = false }
+  warmup = "warmup", remove_image = "remove_image", upload_stream = false, download_stream = false,
+  own_files = false }
 --- The data-plane operations (op's names).
 M.OPS = { "create_session", "run_in_session", "interrupt", "close_session", "execute", "read_file",
-  "write_file", "upload", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill",
+  "write_file", "upload", "download", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill",
   "env/start", "env/call", "env/stop" }
 
 local registry, order = {}, {}

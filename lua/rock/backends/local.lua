@@ -23,7 +23,7 @@ local state = require "rock.state"
 local transport = require "rock.backends.rocklet_transport"
 local backends = require "rock.backends"
 
-local M = { caps = { keep = true, upload_stream = true } }
+local M = { caps = { keep = true, upload_stream = true, download_stream = true } }
 local warned -- the local backend's unbounded limits are said once per process
 
 local function write_record(sb)

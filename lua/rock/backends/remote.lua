@@ -4,9 +4,13 @@
 --   rock.sandbox.start{ base_url = "http://127.0.0.1:8080", token = T, image = ... }
 -- A plain backend (backends/init.lua): each operation goes over the wire
 -- once, to the endpoint of its name, its arguments in ROCK's fields with
--- rock's own (encoding, max_output, ...) as extras ROCK ignores; bytes
--- JSON cannot carry are base64'd once, here, and an upload is a multipart
--- form of the file and its target path. A Failed envelope is raised again
+-- rock's own (encoding, max_output, ...) as extras ROCK ignores; a
+-- command's bytes JSON cannot carry are base64'd once, here. Files move on
+-- rock's byte route GET/PUT .../file (raw bodies: read_file, download to a
+-- host file, upload from one, streamed; docs/http-api.md); execute and
+-- run_in_session ask for their output as text bodies (Accept:
+-- application/octet-stream, serve/routes.lua), so no JSON wraps it, and
+-- take ROCK's JSON from a server that answers so. A Failed envelope is raised again
 -- as the rock.error it came from (result.rock_code). A run_in_session
 -- whose command failed comes back as its result (exit code,
 -- failure_reason), as in-process. A node that stops answering (refused,
@@ -19,9 +23,10 @@ local http = require "rock.http"
 local task = require "rock.task"
 local text = require "rock.text"
 local core = require "rock.core"
-local binary = require("rock.backends.rocklet_transport").binary
+local transport = require "rock.backends.rocklet_transport"
+local binary = transport.binary
 
-local M = { caps = { upload_stream = true } }
+local M = { caps = { upload_stream = true, download_stream = true } }
 
 M.PREFIX = "/apis/envs/sandbox/v1/"
 M.POLL = 0.1 -- seconds between get_status polls while a start is pending
@@ -42,6 +47,27 @@ local function headers(sb, extra)
   return h
 end
 
+-- A command's answer as text (rock serve's, to Accept:
+-- application/octet-stream; serve/routes.lua): the output's text as the
+-- body (stdout then stderr, split at X-Stdout-Length), the other fields
+-- as URL-encoded JSON in X-Rock-Result. fields: {"output"} or {"stdout", "stderr"}.
+local TEXT_TYPE = "text/plain; charset=utf-8"
+local function text_result(sb, name, res, fields)
+  local meta = (res.headers["x-rock-result"] or ""):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
+  local ok, r = pcall(json.decode, meta)
+  local cut = fields[2] and math.tointeger(tonumber(res.headers["x-stdout-length"] or ""))
+  if not ok or type(r) ~= "table" or (fields[2] and not (cut and cut >= 0 and cut <= #res.body)) then
+    errors.raise("http_error", string.format("%s answered %s with a text body and no fields", sb.base_url, name))
+  end
+  r = unnull(r)
+  if fields[2] then
+    r[fields[1]], r[fields[2]] = res.body:sub(1, cut), res.body:sub(cut + 1)
+  else
+    r[fields[1]] = res.body
+  end
+  return r
+end
+
 --- One API call: name, a body table (POST) or a query string (GET);
 --- returns the envelope's result, or raises its error.
 function M.api(sb, name, body, timeout, opts)
@@ -50,12 +76,10 @@ function M.api(sb, name, body, timeout, opts)
   if opts.get then
     req.method = "GET"
     req.url = req.url .. "?" .. body
-  elseif opts.multipart then
-    req.method, req.body_file, req.headers["Content-Type"] = "POST", opts.multipart.body_file,
-      "multipart/form-data; boundary=" .. opts.multipart.boundary
   else
     req.method, req.body = "POST", json.encode(body)
   end
+  if opts.text then req.headers["Accept"] = "application/octet-stream" end
   local ok, res = pcall(http.request, req)
   if not ok then
     -- the node stopped answering (refused, reset, silent past the call's
@@ -65,6 +89,9 @@ function M.api(sb, name, body, timeout, opts)
       res.message = "node " .. sb.base_url .. " does not answer: " .. tostring(res.message)
     end
     error(res, 0)
+  end
+  if opts.text and res.status == 200 and res.headers["content-type"] == TEXT_TYPE then
+    return text_result(sb, name, res, opts.text)
   end
   local dok, env = pcall(json.decode, res.body)
   if not dok or type(env) ~= "table" then
@@ -186,46 +213,6 @@ function M.is_alive(sb)
   return r.is_alive == true
 end
 
--- A multipart/form-data body of fields {name = value} and the file at
--- path, written to a temp file in $TMPDIR (default /tmp), 64 KiB at a
--- time: a file of any size costs no memory. It is sent streamed
--- (body_file) and removed after the call; a disk that fills up is an
--- io_error, and no temp file is left.
-local function multipart(fields, file_name, path)
-  local boundary = "rockboundary" .. string.format("%08x%08x", math.random(0, 0x7fffffff), math.random(0, 0x7fffffff))
-  local fd, tmp = uv.fs_mkstemp((os.getenv("TMPDIR") or "/tmp") .. "/rock-upload-XXXXXX")
-  if not fd then errors.raise("io_error", "upload: cannot make a temp file: " .. tostring(tmp)) end
-  uv.fs_close(fd)
-  local out, err = io.open(tmp, "wb")
-  if not out then
-    os.remove(tmp)
-    errors.raise("io_error", "upload: cannot write a temp file: " .. tostring(err))
-  end
-  local src = io.open(path, "rb")
-  local ok, werr = pcall(function()
-    if not src then errors.raise("io_error", "upload: cannot read " .. path) end
-    for k, v in pairs(fields) do
-      out:write(string.format('--%s\r\nContent-Disposition: form-data; name="%s"\r\n\r\n%s\r\n', boundary, k, v))
-    end
-    out:write(string.format('--%s\r\nContent-Disposition: form-data; name="file"; filename="%s"\r\n' ..
-      'Content-Type: application/octet-stream\r\n\r\n', boundary, (file_name:gsub('"', "_"))))
-    while true do
-      local chunk = src:read(65536)
-      if not chunk then break end
-      assert(out:write(chunk))
-    end
-    assert(out:write("\r\n--" .. boundary .. "--\r\n"))
-  end)
-  if src then src:close() end
-  local cok = out:close()
-  if not ok or not cok then
-    os.remove(tmp)
-    if errors.is(werr) then error(werr, 0) end
-    errors.raise("io_error", "upload: cannot write the request body (disk full?): " .. tostring(werr))
-  end
-  return { boundary = boundary, body_file = tmp }
-end
-
 -- args with sandbox_id, and field base64'd (with encoding) when JSON
 -- cannot carry its bytes
 local function body(sb, args, field)
@@ -237,12 +224,77 @@ local function body(sb, args, field)
   return b
 end
 
+-- A byte route of the node (GET/PUT .../file?sandbox_id=&path=): req
+-- holds rock.http.request's fields beyond url (method, body_file,
+-- output_file, max_body, timeout). Returns the answer; a failure (an
+-- HTTP error status, the Failed envelope as body) is raised as its
+-- rock.error, a node that does not answer as node_lost.
+local function bytes(sb, op, path, req)
+  req.url = sb.base_url .. M.PREFIX .. "file?" .. query{ sandbox_id = sb.id, path = path }
+  req.headers = headers(sb)
+  local ok, res = pcall(http.request, req)
+  if not ok then
+    if errors.is(res, "http_error") and res.too_large then error(res, 0) end
+    if errors.is(res, "connection_failed") or errors.is(res, "http_error") or errors.is(res, "timeout") then
+      res.code = "node_lost"
+      res.message = "node " .. sb.base_url .. " does not answer: " .. tostring(res.message)
+    end
+    error(res, 0)
+  end
+  if res.status >= 200 and res.status < 300 then return res end
+  local dok, e = pcall(json.decode, res.body)
+  e = dok and type(e) == "table" and unnull(e) or {}
+  local r = type(e.result) == "table" and e.result or {}
+  local code = r.rock_code or (e.message == "invalid parameter" and "invalid_argument")
+    or (res.status == 401 and "unauthorized") or (res.status == 404 and e.detail and "not_supported")
+    or (res.status == 507 and "io_error") or "internal"
+  local why = e.error or e.detail or e.message or ("HTTP " .. res.status)
+  if code == "not_supported" then why = sb.base_url .. " has no " .. M.PREFIX .. "file route (an older rock serve)" end
+  errors.raise(code, tostring(why), { op = op, http_status = res.status })
+end
+
+--- read_file by GET .../file: the exact bytes as the body (no JSON, no
+--- base64), cleaned here as the node's JSON read_file would (the same
+--- scrub) unless args.binary; a file past 32 MiB is for download.
+local function read_file(sb, args, timeout)
+  local max = transport.MAX_READ
+  local ok, res = pcall(bytes, sb, "read_file", args.path,
+    { method = "GET", timeout = timeout, max_body = max, response_headers = false })
+  if not ok then
+    if errors.is(res) and res.too_large then
+      errors.raise("invalid_argument", string.format("read_file %s: larger than %d MiB: download it " ..
+        "(sb:download), or read it in parts with /execute (e.g. head -c, tail -c, split)",
+        args.path, max >> 20), { op = "read_file", too_large = true })
+    end
+    error(res, 0)
+  end
+  return { content = args.binary and res.body or core.output_clean(res.body) }
+end
+
+--- download by GET .../file into args.file: written beside it as it
+--- comes (never in memory), renamed over it once whole; a failure or a
+--- cancel leaves no file.
+local function download(sb, args, timeout)
+  local part = string.format("%s.rock-part-%d-%x", args.file, uv.os_getpid(), uv.hrtime())
+  local ok, res = pcall(bytes, sb, "download", args.path, { method = "GET", timeout = timeout, output_file = part })
+  if ok then
+    local moved, why = os.rename(part, args.file)
+    if moved then
+      return { success = true, size = math.tointeger(tonumber(res.headers["content-length"] or "")),
+        message = "downloaded " .. args.path .. " to " .. args.file }
+    end
+    res = errors.new("io_error", "download: cannot write " .. args.file .. ": " .. tostring(why))
+  end
+  os.remove(part)
+  error(res, 0)
+end
+
+--- upload by PUT .../file, the host file streamed as the body.
 local function upload(sb, args, timeout, file)
-  local mp = multipart({ sandbox_id = sb.id, target_path = args.path }, text.after_last(args.path, "/"), file)
-  local ok, res = pcall(M.api, sb, "upload", nil, timeout, { multipart = mp })
-  os.remove(mp.body_file)
-  if not ok then error(res, 0) end
-  return res
+  local res = bytes(sb, "upload", args.path, { method = "PUT", timeout = timeout, body_file = file,
+    response_headers = false })
+  local dok, e = pcall(json.decode, res.body)
+  return dok and type(e) == "table" and unnull(e.result) or { success = true }
 end
 
 local function call(sb, name, args, timeout, file)
@@ -250,21 +302,15 @@ local function call(sb, name, args, timeout, file)
   if name == "run_in_session" then
     local b = body(sb, args, "command")
     b.check = "ignore"
-    return M.api(sb, name, b, timeout, { result_on_failure = true })
+    return M.api(sb, name, b, timeout, { result_on_failure = true, text = { "output" } })
   elseif name == "write_file" then
     return M.api(sb, name, body(sb, args, "content"), timeout)
   elseif name == "read_file" then
-    local b = body(sb, args)
-    b.binary, b.encoding = nil, args.binary and "base64" or nil
-    local r = M.api(sb, name, b, timeout)
-    if args.binary then
-      local bytes = r.encoding == "base64" and core.base64_decode(r.content or "")
-      if not bytes then
-        errors.raise("internal", "read_file: " .. sb.base_url .. " did not answer in base64", { op = "read_file" })
-      end
-      r.content, r.encoding = bytes, nil
-    end
-    return r
+    return read_file(sb, args, timeout)
+  elseif name == "download" then
+    return download(sb, args, timeout)
+  elseif name == "execute" then
+    return M.api(sb, name, body(sb, args), timeout, { text = { "stdout", "stderr" } })
   end
   return M.api(sb, name, body(sb, args), timeout)
 end

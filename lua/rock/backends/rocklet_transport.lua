@@ -3,11 +3,16 @@
 -- rocklet's URLs and fields (docs/rocklet-api.md), over the unix socket
 -- of a sandbox on this host: sb.socket, served by sb.rocklet_pid (checked:
 -- SO_PEERCRED). The local and container backends use it; remote does not
--- (it sends the operation to `rock serve`). Bytes that JSON cannot carry
--- (not UTF-8, or a NUL) travel base64-encoded, once, here.
+-- (it sends the operation to `rock serve`). Files move on the byte routes
+-- (GET/PUT /file: raw bodies, no JSON): read_file, download (streamed to a
+-- host file) and upload (streamed from one); execute and run_in_session
+-- take their output as text bodies (Accept: text/plain: no JSON around
+-- it). A command's bytes that JSON cannot carry (not UTF-8, or a NUL)
+-- travel base64-encoded, once, here.
 local core = require "rock.core"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
+local uv = require "luv"
 
 local M = {}
 
@@ -18,7 +23,7 @@ end
 
 -- the path of each operation whose body is its args as they are
 local PLAIN = {}
-for _, name in ipairs({ "create_session", "interrupt", "close_session", "execute", "editor",
+for _, name in ipairs({ "create_session", "interrupt", "close_session", "editor",
   "jobs/start", "jobs/wait", "jobs", "jobs/kill", "env/start", "env/call", "env/stop" }) do PLAIN[name] = "/" .. name end
 
 local function with_bytes(args, field)
@@ -30,26 +35,98 @@ local function with_bytes(args, field)
   return b
 end
 
-local function read_file(sb, args, timeout)
-  local bin = args.binary
-  local r = rocklet.call(sb.socket, "/read_file", { path = args.path, encoding = bin and "base64" or nil },
-    timeout, sb.rocklet_pid)
-  if bin then
-    if r.encoding ~= "base64" then
-      errors.raise("internal", "read_file: the rocklet did not answer in base64", { op = "read_file" })
-    end
-    local bytes = core.base64_decode(r.content or "")
-    if not bytes then
-      errors.raise("internal", "read_file: the rocklet's base64 does not decode", { op = "read_file" })
-    end
-    r.content, r.encoding = bytes, nil
-  end
-  return r
+local function quote(path)
+  return (path:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end
 
+--- The most bytes read_file returns (the rocklet's /read_file bound): a
+--- larger file is for download.
+M.MAX_READ = 32 << 20
+
+-- an error of /file, in the words of the op that asked
+local function as_op(e, op)
+  if errors.is(e) then
+    e.op = op
+    if type(e.message) == "string" then e.message = e.message:gsub("^file ", op .. " ", 1) end
+  end
+  return e
+end
+
+--- read_file by GET /file: the exact bytes in one raw body (no JSON, no
+--- base64), cleaned as /read_file cleans them (core.output_clean) unless
+--- args.binary.
+local function read_file(sb, args, timeout)
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(args.path),
+    { method = "GET", timeout = timeout, max_body = M.MAX_READ, response_headers = false }, sb.rocklet_pid)
+  if not ok then
+    if errors.is(res) and res.too_large then
+      errors.raise("invalid_argument", string.format("read_file %s: larger than %d MiB: download it " ..
+        "(sb:download), or read it in parts with /execute (e.g. head -c, tail -c, split)",
+        args.path, M.MAX_READ >> 20), { op = "read_file", too_large = true })
+    end
+    error(as_op(res, "read_file"), 0)
+  end
+  return { content = args.binary and res.body or core.output_clean(res.body) }
+end
+
+--- download by GET /file into args.file: written to a temp file beside it
+--- as the bytes come (never in memory), renamed over it once whole; an
+--- error or a cancel leaves no file (c/http/client.c removes it).
+local function download(sb, args, timeout)
+  local part = string.format("%s.rock-part-%d-%x", args.file, uv.os_getpid(), uv.hrtime())
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(args.path),
+    { method = "GET", timeout = timeout, output_file = part, response_headers = true }, sb.rocklet_pid)
+  if ok then
+    local moved, why = os.rename(part, args.file)
+    if not moved then
+      os.remove(part)
+      errors.raise("io_error", "download: cannot write " .. args.file .. ": " .. tostring(why), { op = "download" })
+    end
+    local size = math.tointeger(tonumber(res.headers["content-length"] or ""))
+    return { success = true, size = size, message = "downloaded " .. args.path .. " to " .. args.file }
+  end
+  os.remove(part)
+  error(as_op(res, "download"), 0)
+end
+
+--- upload by PUT /file, the host file streamed as the body.
 local function upload(sb, args, timeout, file)
-  local q = args.path:gsub("[^%w%-%._~/]", function(c) return string.format("%%%02X", c:byte()) end)
-  return rocklet.call(sb.socket, "/upload?path=" .. q, nil, timeout, sb.rocklet_pid, file)
+  local res = rocklet.request(sb.socket, "/file?path=" .. quote(args.path),
+    { method = "PUT", timeout = timeout, body_file = file, response_headers = false }, sb.rocklet_pid)
+  local data = require("cjson.safe").decode(res.body)
+  if type(data) ~= "table" then
+    errors.raise("internal", "rocklet answered PUT /file with no JSON object", { op = "upload" })
+  end
+  return data
+end
+
+-- A command's answer as text (the rocklet's Accept: text/plain; docs/
+-- rocklet-api.md, Bytes): the cleaned output the JSON answer would carry,
+-- byte for byte, as the body, the other fields in headers: no JSON
+-- escaped around megabytes, none decoded. stdout and stderr are split at
+-- X-Stdout-Length (/execute); a session's output is the body.
+local TEXT = { ["Content-Type"] = "application/json", Accept = "text/plain" }
+local TEXT_TYPE = "text/plain; charset=utf-8"
+local function unquote(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+local function text_call(sb, path, args, timeout)
+  local res = rocklet.request(sb.socket, path, { method = "POST", headers = TEXT,
+    body = require("cjson").encode(args), timeout = timeout }, sb.rocklet_pid)
+  local h = res.headers
+  if h["content-type"] ~= TEXT_TYPE then
+    errors.raise("internal", "rocklet answered " .. path .. " with no text", { op = path:sub(2) })
+  end
+  local code = math.tointeger(tonumber(h["x-exit-code"] or ""))
+  if path == "/execute" then
+    local cut = math.tointeger(tonumber(h["x-stdout-length"] or "")) or #res.body
+    return { stdout = res.body:sub(1, cut), stderr = res.body:sub(cut + 1), exit_code = code,
+      failure_reason = h["x-failure-reason"] or "" }
+  end
+  return { output = res.body, exit_code = code, failure_reason = h["x-failure-reason"] or "",
+    truncated = h["x-truncated"] == "1", dropped_bytes = math.tointeger(tonumber(h["x-dropped-bytes"] or "")),
+    output_bytes = math.tointeger(tonumber(h["x-output-bytes"] or "")),
+    output_file = h["x-output-file"] and unquote(h["x-output-file"]) or nil, session_type = "bash" }
 end
 
 --- The contract's op(sb, name, args, timeout, file) for a rocklet on
@@ -58,13 +135,17 @@ function M.op(sb, name, args, timeout, file)
   local path = PLAIN[name]
   if path then return rocklet.call(sb.socket, path, args, timeout, sb.rocklet_pid) end
   if name == "run_in_session" then
-    return rocklet.call(sb.socket, "/run_in_session", with_bytes(args, "command"), timeout, sb.rocklet_pid)
+    return text_call(sb, "/run_in_session", with_bytes(args, "command"), timeout)
+  elseif name == "execute" then
+    return text_call(sb, "/execute", args, timeout)
   elseif name == "write_file" then
     return rocklet.call(sb.socket, "/write_file", with_bytes(args, "content"), timeout, sb.rocklet_pid)
   elseif name == "read_file" then
     return read_file(sb, args, timeout)
   elseif name == "upload" then
     return upload(sb, args, timeout, file)
+  elseif name == "download" then
+    return download(sb, args, timeout)
   end
   errors.raise("invalid_argument", "no operation '" .. tostring(name) .. "' (backends/init.lua lists them)")
 end

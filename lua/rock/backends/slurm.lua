@@ -28,7 +28,7 @@ local log = require "rock.log"
 local remote = require "rock.backends.remote"
 
 -- image: the node's engine runs it (a local node backend only records it)
-local M = { caps = { image = true, upload_stream = true } }
+local M = { caps = { image = true, upload_stream = true, download_stream = true } }
 
 M.POLL = 0.1 -- seconds between looks for the address file
 M.ASK_EVERY = 1 -- seconds between squeue calls while a start waits

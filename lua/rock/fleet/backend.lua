@@ -5,7 +5,7 @@
 -- Its stop gives the pool its share back.
 local remote = require "rock.backends.remote"
 
-local M = { caps = { image = true, upload_stream = true } }
+local M = { caps = { image = true, upload_stream = true, download_stream = true } }
 
 function M.start(sb, opts, phase) return opts.fleet:place(sb, opts, phase) end
 

@@ -10,6 +10,7 @@
 -- as ROCK's (pydantic's) validation answers. ../shared/ROCK-API.md.
 local json = require "rock.json"
 local errors = require "rock.errors"
+local core = require "rock.core"
 
 local M = {}
 
@@ -20,11 +21,26 @@ function M.success(result, message)
            result = result == nil and json.null or result }
 end
 
+--- A Success envelope, already JSON, whose result is {[field] = s} and
+--- the small fields of rest: s (read_file's content: megabytes) is
+--- quoted, or base64'd when base64, straight into the answer, in C, once
+--- (core.json_wrap); no table, no encoder's walk. The dispatcher sends
+--- it as it is (M.is_encoded).
+local Encoded = {}
+function M.success_encoded(field, s, rest, base64)
+  local parts = { '{"status":"Success","message":null,"error":null,"result":{' }
+  for k, v in pairs(rest or {}) do parts[#parts + 1] = json.encode(k) .. ":" .. json.encode(v) .. "," end
+  parts[#parts + 1] = json.encode(field) .. ":"
+  return setmetatable({ body = core.json_wrap(table.concat(parts), s, "}}", base64 and "base64" or nil) }, Encoded)
+end
+function M.is_encoded(v) return getmetatable(v) == Encoded end
+
 -- rock.error codes that are the caller's mistake (4000); command errors
 -- (6000) are set by the routes that run commands.
 local CLIENT = { invalid_argument = true, bad_request = true, not_found = true, session_not_found = true,
   session_exists = true, session_busy = true, conflict = true, image_not_found = true,
   sandbox_not_found = true, sandbox_not_alive = true, insufficient_resources = true }
+M.CLIENT = CLIENT
 
 --- A Failed envelope for err (a rock.error or a string) under the route's text.
 function M.failed(message, err, code, extra)

@@ -89,7 +89,11 @@ local function refusal(status, message, why)
   return respond(status, { status = "Failed", message = message, error = why, result = json.null })
 end
 
-local UPLOAD = M.PREFIX .. "upload"
+local UPLOAD, FILE = M.PREFIX .. "upload", M.PREFIX .. "file"
+--- The largest body of a route that streams it to a file (/upload, PUT
+--- .../file): the disk bounds it, not memory. The JSON routes keep the
+--- server's 32 MiB.
+M.MAX_FILE_BODY = 1 << 40
 
 --- Who may call (rock.http.serve's on_headers: the body is not read yet,
 --- and is never read for a refused request). nil: go on; else the answer:
@@ -122,7 +126,10 @@ function Server:admit(req)
       end
     end
   end
-  if not res then return nil end
+  if not res then
+    if req.path == UPLOAD or (req.path == FILE and req.method == "PUT") then req:allow_body(M.MAX_FILE_BODY) end
+    return nil
+  end
   req.route = route
   return res
 end
@@ -147,7 +154,7 @@ end
 function Server:api(name, req)
   local r = routes.ROUTES[name]
   if not r then return nil end
-  if req.method ~= r[1] and not (r[1] == "GET" and req.method == "HEAD") then
+  if req.method ~= r[1] and not r[req.method] and not (r[1] == "GET" and req.method == "HEAD") then
     return respond(405, NOT_ALLOWED)
   end
   local ok, args = pcall(args_of, req, r.raw)
@@ -159,6 +166,10 @@ function Server:api(name, req)
     for i = 1, #held do self.registry:release(held[i]) end
   end
   local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
+  if ok and (r.bytes or (r.text and type(res) == "table" and res.headers)) then
+    return res, sandbox, "Success" -- the route's own answer (its bytes, its text)
+  end
+  if ok and env.is_encoded(res) then return respond(200, res.body), sandbox, "Success" end
   local out
   if ok then
     out = (type(res) == "table" and (res.status == "Success" or res.status == "Failed") and res.result ~= nil)
@@ -171,6 +182,12 @@ function Server:api(name, req)
       res = errors.new("internal", tostring(res))
     end
     out = env.failed(routes.TEXT[name] or (name .. " failed"), res)
+  end
+  if r.bytes then -- a byte route's failure: an HTTP error status, the envelope as its body
+    local code = type(out.result) == "table" and out.result.rock_code
+    local st = out.message == "invalid parameter" and 400 or (code == "sandbox_not_found" or code == "not_found")
+      and 404 or (code and env.CLIENT[code]) and 400 or 500
+    return respond(st, out), sandbox, out.status
   end
   return respond(200, out), sandbox, out.status
 end

@@ -23,6 +23,7 @@ M.TEXT = {
   create_session = "create session failed", run_in_session = "run in session failed",
   close_session = "close session failed", execute = "execute command failed",
   read_file = "read file failed", write_file = "write file failed", upload = "upload file failed",
+  file = "file failed",
   stop = "stop sandbox failed", delete = "delete sandbox failed", commit = "commit sandbox failed",
   get_sandbox_statistics = "get sandbox statistics failed", get_token = "get token failed",
   ["warmup/tasks"] = "start warmup failed", sandboxes = "list sandboxes failed",
@@ -175,6 +176,31 @@ end
 
 local CHECKS = { raise = true, silent = true, ignore = true }
 
+-- A command's answer (result: its fields, the output's text in big and,
+-- for execute, stderr in second). ROCK's: the Success envelope, big
+-- written into it once, in C (env.success_encoded). rock's remote backend
+-- asks `Accept: application/octet-stream`: the text itself as the body
+-- (second's after it, X-Stdout-Length bytes in), the other fields as
+-- URL-encoded JSON in X-Rock-Result: no JSON around megabytes on either
+-- side. The text is the cleaned text either way, byte for byte.
+local TEXT_TYPE = "text/plain; charset=utf-8"
+M.TEXT_TYPE = TEXT_TYPE
+local function pct(s)
+  return (s:gsub("[^%w%-%._~]", function(c) return string.format("%%%02X", c:byte()) end))
+end
+local function answer(req, result, big, second)
+  local text, more = result[big] or "", second and result[second] or ""
+  local rest = {}
+  for k, v in pairs(result) do if k ~= big then rest[k] = v end end
+  if (req.headers or {})["accept"] == "application/octet-stream" then
+    if second then rest[second] = nil end
+    return { status = 200, body = second and (text .. more) or text, headers = {
+      ["content-type"] = TEXT_TYPE, ["x-stdout-length"] = second and tostring(#text) or nil,
+      ["x-rock-result"] = pct(json.encode(rest)) } }
+  end
+  return env.success_encoded(big, text, rest)
+end
+
 function M.run_in_session(srv, args, req)
   local sb = live(srv, args, req)
   local command = field(args, "command", "string", true)
@@ -204,7 +230,7 @@ function M.run_in_session(srv, args, req)
       string.format("%sexit code %s: %s", msg and msg ~= "" and (msg .. ": ") or "", tostring(r.exit_code),
         r.output or "")), env.COMMAND, result)
   end
-  return result
+  return answer(req, result, "output")
 end
 
 function M.interrupt(srv, args, req)
@@ -240,7 +266,7 @@ function M.execute(srv, args, req)
     return env.failed(M.TEXT.execute, errors.new("command_failed", string.format("exit code %s: %s",
       tostring(r.exit_code), r.stderr or "")), env.COMMAND, result)
   end
-  return result
+  return answer(req, result, "stdout", "stderr")
 end
 
 function M.read_file(srv, args, req)
@@ -248,8 +274,8 @@ function M.read_file(srv, args, req)
   local enc = field(args, "encoding", "string")
   local bin = enc == "base64"
   local r = sb:read_file{ path = field(args, "path", "string", true), binary = bin or nil }
-  if bin then return { content = core.base64_encode(r.content), encoding = "base64" } end
-  return { content = r.content }
+  -- the content (cleaned text, or the bytes base64'd) written into the answer once, in C
+  return env.success_encoded("content", r.content, bin and { encoding = "base64" } or nil, bin)
 end
 
 function M.write_file(srv, args, req)
@@ -285,6 +311,44 @@ function M.upload(srv, _, req)
   else sb:write_file{ path = target, content = file.value or "" } end
   local name = file.filename or require("rock.text").after_last(target, "/") -- [^/]*$ is quadratic
   return { success = true, message = "upload " .. target .. " success", file_name = name }
+end
+
+--- GET and PUT .../file?sandbox_id=&path= (rock's): a file's exact bytes
+--- as the body, no JSON. GET: a file up to 32 MiB is read whole (one
+--- raw body from the rocklet) and sent from memory; a larger one comes
+--- from the sandbox into a temp file (sb:download: streamed, never in
+--- memory) and is sent from it (sendfile), the temp file gone once the
+--- answer is under way. PUT:
+--- the body (streamed to a temp file by the server past body_to_file)
+--- goes in by sb:upload, answered {success, message} in the envelope.
+--- A failure is an HTTP error status with the Failed envelope as body.
+local OCTETS = { ["content-type"] = "application/octet-stream" }
+local JSON = { ["content-type"] = "application/json" }
+function M.file(srv, args, req)
+  local sb = live(srv, args, req)
+  local path = field(args, "path", "string", true)
+  if path == "" then env.invalid("query.path", "Field required") end
+  if req.method == "PUT" then
+    if req.body_file then sb:upload{ path = path, file = req.body_file }
+    else sb:write_file{ path = path, content = req.body or "" } end
+    return { status = 200, headers = JSON,
+      body = json.encode(env.success({ success = true, message = "write " .. path .. " success" })) }
+  end
+  -- up to read_file's 32 MiB: read in one allocation and sent from it;
+  -- a larger file (told by its Content-Length, before its bytes) goes
+  -- through a temp file
+  local ok, r = pcall(sb.read_file, sb, { path = path, binary = true })
+  if ok then return { status = 200, headers = OCTETS, body = r.content } end
+  if not (errors.is(r) and r.too_large) then error(r, 0) end
+  local fd, tmp = uv.fs_mkstemp(string.format("%s/rock-body-%d-XXXXXX", -- the pid: swept if the server dies
+    srv.http.tmpdir or os.getenv("TMPDIR") or "/tmp", uv.os_getpid()))
+  if not fd then errors.raise("io_error", "file: cannot make a temp file: " .. tostring(tmp)) end
+  uv.fs_close(fd)
+  local files = req._files or {}
+  req._files = files -- removed once the answer is sent, or the call fails or is cut
+  files[#files + 1] = tmp
+  sb:download{ path = path, file = tmp }
+  return { status = 200, headers = OCTETS, body_file = tmp }
 end
 
 function M.stop(srv, args)
@@ -404,15 +468,15 @@ M.ROUTES = {
   ["start"] = { "POST", M.start }, ["start_async"] = { "POST", M.start_async },
   ["restart"] = { "POST", M.restart }, ["get_status"] = { "GET", M.get_status },
   ["is_alive"] = { "GET", M.is_alive }, ["create_session"] = { "POST", M.create_session },
-  ["run_in_session"] = { "POST", M.run_in_session }, ["close_session"] = { "POST", M.close_session },
-  ["interrupt"] = { "POST", M.interrupt }, ["execute"] = { "POST", M.execute },
+  ["run_in_session"] = { "POST", M.run_in_session, text = true }, ["close_session"] = { "POST", M.close_session },
+  ["interrupt"] = { "POST", M.interrupt }, ["execute"] = { "POST", M.execute, text = true },
   ["read_file"] = { "POST", M.read_file }, ["write_file"] = { "POST", M.write_file },
   ["upload"] = { "POST", M.upload, raw = true }, ["stop"] = { "POST", M.stop },
   ["delete"] = { "POST", M.delete }, ["commit"] = { "POST", M.commit },
   ["get_sandbox_statistics"] = { "GET", M.get_sandbox_statistics }, ["get_token"] = { "GET", M.get_token },
   ["warmup/tasks"] = { "POST", M.warmup }, ["sandboxes"] = { "GET", M.sandboxes },
   ["sandboxes/batch"] = { "POST", M.sandboxes_batch }, ["editor"] = { "POST", M.editor },
-  ["node"] = { "GET", M.node },
+  ["node"] = { "GET", M.node }, ["file"] = { "GET", M.file, PUT = true, raw = true, bytes = true },
   ["jobs/start"] = { "POST", jobs_call("jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("jobs/wait") },
   ["jobs"] = { "POST", jobs_call("jobs") }, ["jobs/kill"] = { "POST", jobs_call("jobs/kill") },
   -- process environments (rock.envs, docs/environments.md), passed through
