@@ -1,0 +1,127 @@
+--- rock.report.run: a run directory as the report sees it. Reads
+-- trajectories.jsonl line by line, keeping going past a bad line (a torn
+-- last line of a crash is kept as a `torn` task, marked, never dropped
+-- silently), summary.json and run.json when present, the instances file
+-- (gold patches, and the tasks that have no trajectory yet: `pending`),
+-- and where each task's eval log is (eval/<id>.log; a log the trajectory
+-- names but that is gone is `log_missing`). Each task gets a status:
+-- resolved, unresolved, empty (empty patch), error (aborted or the eval
+-- failed: not graded), ungraded (no eval), torn, pending.
+local json = require "rock.json"
+
+local M = {}
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local d = f:read("a")
+  f:close()
+  return d
+end
+M.read = read
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local function decode(s)
+  local ok, v = pcall(json.decode, s)
+  if ok and type(v) == "table" then return v end
+end
+
+--- The status of one trajectory (output.summarize's classes, plus
+--- ungraded for a task that has no eval).
+function M.status(t)
+  local ev = type(t.eval) == "table" and t.eval or nil
+  if (t.termination_reason or "aborted") == "aborted" or (ev and ev.status == "error") then return "error" end
+  if ev and ev.status == "empty_patch" or (t.patch or "") == "" then return "empty" end
+  if not ev or ev.status == "none" then return "ungraded" end
+  if ev.resolved then return "resolved" end
+  return "unresolved"
+end
+
+--- A file's name for an instance id: the characters task ids may hold,
+--- others as _ (a hostile id cannot leave the directory).
+function M.file_name(id)
+  return (tostring(id):gsub("[^%w_.%-]", "_"):gsub("^%.", "_"))
+end
+
+--- Load dir: {dir, tasks = {{id, status, traj, line, torn, log, log_missing, gold, file}}, summary, info, torn}.
+--- opts.instances: a tasks file (JSONL or a JSON list) for gold patches and pending tasks.
+function M.load(dir, opts)
+  opts = opts or {}
+  local r = { dir = dir, tasks = {}, torn = 0, by_id = {} }
+  r.summary = decode(read(dir .. "/summary.json") or "")
+  r.info = decode(read(dir .. "/run.json") or "") or {}
+  local data = read(dir .. "/trajectories.jsonl")
+  if not data then r.missing_trajectories = true; data = "" end
+  local n, pos = 0, 1
+  while pos <= #data do
+    local nl = data:find("\n", pos, true)
+    local line = data:sub(pos, (nl or #data + 1) - 1)
+    n = n + 1
+    pos = (nl or #data) + 1
+    if line:find("%S") then
+      local t = decode(line)
+      local task
+      if t and type(t.instance_id) == "string" then
+        task = { id = t.instance_id, traj = t, line = n, status = M.status(t) }
+      else
+        r.torn = r.torn + 1
+        task = { id = "(line " .. n .. ")", line = n, torn = true, status = "torn", bytes = #line,
+                 why = nl and "not a trajectory (malformed JSON)" or "torn: the last line has no newline (cut short)",
+                 head = line:sub(1, 300) }
+      end
+      local prev = r.by_id[task.id]
+      if prev and not task.torn then -- a task run again (--resume after an interrupt): the last one counts
+        for i, x in ipairs(r.tasks) do if x == prev then table.remove(r.tasks, i) break end end
+      end
+      r.tasks[#r.tasks + 1] = task
+      r.by_id[task.id] = task
+    end
+  end
+  if opts.instances then
+    local txt = read(opts.instances)
+    if not txt then error("report: cannot read " .. opts.instances, 0) end
+    local list = txt:match("^%s*%[") and decode(txt) or nil
+    if not list then
+      list = {}
+      for l in txt:gmatch("[^\n]+") do list[#list + 1] = decode(l) end
+    end
+    for _, inst in ipairs(list) do
+      if type(inst) == "table" and type(inst.instance_id) == "string" then
+        local t = r.by_id[inst.instance_id]
+        if t then
+          t.gold = type(inst.patch) == "string" and inst.patch or nil
+        else
+          t = { id = inst.instance_id, status = "pending", gold = type(inst.patch) == "string" and inst.patch or nil }
+          r.tasks[#r.tasks + 1] = t
+          r.by_id[t.id] = t
+        end
+      end
+    end
+  end
+  local used = {}
+  for _, t in ipairs(r.tasks) do
+    local f = M.file_name(t.id)
+    while used[f] do f = f .. "_" end
+    used[f], t.file = true, f
+    local tr = t.traj
+    if tr then
+      local ev = type(tr.eval) == "table" and tr.eval or nil
+      local own = dir .. "/eval/" .. f .. ".log"
+      if tr.instance_id == f and exists(own) then
+        t.log = own
+      elseif ev and type(ev.log_path) == "string" and exists(ev.log_path) then
+        t.log = ev.log_path
+      elseif ev and ev.status and ev.status ~= "none" then
+        t.log_missing = ev.log_error or "the eval log is missing"
+      end
+    end
+  end
+  return r
+end
+
+return M
