@@ -57,7 +57,8 @@ end
 -- a task's page as it ends and the index every few seconds, all at the end
 local report = require "rock.report"
 local info = { recipe = "swe_agent.lua", flags = o, started = os.time(), git_revision = report.git_revision(arg[0] or "") }
-local live = o.report and report.live(o.out, { instances = o.instances })
+local live = o.report and report.live(o.out, { instances = o.instances,
+  secrets = require("rock.report.redact").secrets_of(o) })
 local info_written = false
 local function on_trajectory(traj)
   if not live then return end

@@ -98,7 +98,7 @@ end
 
 --- A live report of a run in dir: l:task_done(traj) writes that task's
 --- page and the index (at most every opts.every seconds, default 2);
---- l:finish() writes the whole report. Failures are logged, never fatal:
+--- l:finish() writes the whole report. opts: out, instances, secrets, every. Failures are logged, never fatal:
 --- the report must not stop the run.
 function M.live(dir, opts)
   opts = opts or {}
@@ -117,10 +117,10 @@ function M.live(dir, opts)
     self.last = now
     local only = self.pending
     self.pending = {}
-    try(M.write, dir, { out = opts.out, instances = opts.instances, only = only, running = true })
+    try(M.write, dir, { out = opts.out, instances = opts.instances, secrets = opts.secrets, only = only, running = true })
   end
   function l:finish()
-    try(M.write, dir, { out = opts.out, instances = opts.instances })
+    try(M.write, dir, { out = opts.out, instances = opts.instances, secrets = opts.secrets })
   end
   return l
 end

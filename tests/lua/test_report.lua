@@ -1,0 +1,170 @@
+-- test_report.lua: rock report on crafted run directories, checked in
+-- headless Chromium (browser.lua): a trajectory holding <script>, an
+-- <img onerror>, a fake sk- key, a bearer token and a secret of the
+-- environment renders escaped (nothing runs) and redacted (no file of the
+-- report holds them); a torn last line and a missing eval log render
+-- marked; a start failure is listed with its error; --instances adds the
+-- gold patch and the tasks not run yet; the table sorts and filters.
+local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+local B = dofile(arg[0]:match("(.*/)") .. "browser.lua")
+local json = require "rock.json"
+
+local tmp = T.sh("mktemp -d /tmp/rock-report-test.XXXXXX"):gsub("%s+$", "")
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local run = tmp .. "/run"
+os.execute("mkdir -p " .. q(run .. "/eval"))
+
+local KEY = "sk-live0123456789abcdefghijKLMN"
+local BEARER = "tok_abcdefgh1234567890"
+local ENV_SECRET = "envSecret-9f8e7d6c5b4a"
+local SCRIPT = "<script>window.__pwned=1</script>"
+local IMG = '<img src=x onerror="window.__pwned=2">'
+
+local function traj(id, fields)
+  local t = { instance_id = id, policy = "replay", model = "replay", termination_reason = "finish",
+    exit_status = "Submitted", messages = json.array(), steps = json.array(), patch = "",
+    model_stats = { instance_cost = 0.5, api_calls = 2, tokens_sent = 100, tokens_received = 20 },
+    timings = { setup = 1, agent = 2, eval = 3, total = 6 }, sandbox = { id = "rk-1", image = "img:1", backend = "docker" } }
+  for k, v in pairs(fields) do t[k] = v end
+  return json.encode(t)
+end
+
+local evil_patch = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old = 1\n+new = '" .. SCRIPT .. "'\n"
+local lines = {
+  traj("evil-1", {
+    messages = { { role = "system", content = "sys" }, { role = "user", content = "fix it " .. IMG },
+      { role = "assistant", content = "I will print " .. SCRIPT, tool_calls = { { id = "c1", type = "function",
+        ["function"] = { name = "bash", arguments = json.encode({ command = "curl -H 'Authorization: Bearer " .. BEARER .. "' x" }) } } } },
+      { role = "tool", tool_call_id = "c1", content = "<returncode>0</returncode><output>key " .. KEY ..
+        " env " .. ENV_SECRET .. "\n<elided_chars>42 characters elided</elided_chars></output>" },
+      { role = "assistant", content = "", tool_calls = { { id = "c2", type = "function", ["function"] = { name = "submit", arguments = "{}" } } } },
+      { role = "tool", tool_call_id = "c2", content = "submitted" } },
+    steps = { { action = { tool = "bash", command = "curl -H 'Authorization: Bearer " .. BEARER .. "' x" }, observation_message = 3,
+                exit_code = 0, seconds = 0.5, tokens = 60, cost = 0.25 },
+              { action = { tool = "submit" }, observation_message = 5, exit_code = 0, seconds = 0.1, tokens = 60, cost = 0.25 } },
+    patch = evil_patch,
+    eval = { status = "resolved", resolved = true, tests = { ["t::a"] = "PASSED", ["t::b"] = "PASSED" },
+      report = { FAIL_TO_PASS = { success = { "t::a" }, failure = {} }, PASS_TO_PASS = { success = { "t::b" }, failure = {} } },
+      log_path = "/nonexistent/moved/evil-1.log" } }),
+  traj("lost-1", { patch = "diff --git a/y b/y\n+y\n", steps = { { action = { tool = "submit" }, exit_code = 0 } },
+    eval = { status = "unresolved", resolved = false, log_path = tmp .. "/nowhere/lost-1.log" },
+    model_stats = { instance_cost = 2.5, api_calls = 9, tokens_sent = 5000, tokens_received = 900 } }),
+  traj("nostart-1", { termination_reason = "aborted", exit_status = "sandbox_start_failed", model_stats = { instance_cost = 0 },
+    error = { code = "sandbox_start_failed", message = "image <b>not</b> found" } }),
+}
+T.write(run .. "/trajectories.jsonl", table.concat(lines, "\n") .. "\n" .. '{"instance_id":"torn-1","messages":[{"ro')
+T.write(run .. "/eval/evil-1.log", "=== rock: eval\n============================= test session starts ==============\n" ..
+  "t::a PASSED <b>bold</b>\n>>>>> Test Exit Code: 0\n=== rock: done\n")
+T.write(tmp .. "/instances.jsonl", json.encode({ instance_id = "evil-1", patch = "diff --git a/x.py b/x.py\n+gold = 1\n" }) .. "\n" ..
+  json.encode({ instance_id = "later-1" }) .. "\n")
+
+local out, ok = T.sh("REPORT_TEST_API_KEY=" .. ENV_SECRET .. " " .. q(T.rock_exe()) .. " report " .. q(run) ..
+  " --instances " .. q(tmp .. "/instances.jsonl"))
+local site = run .. "/report"
+
+T.test("rock report writes the site and says what it did", function()
+  T.ok(ok, out)
+  T.match(out, "rock report: 5 task%(s%) %(1 torn line%(s%)%), %d+ redaction%(s%), [%d.]+s: .*/report/index.html")
+  for _, f in ipairs({ "index.html", "t/evil-1.html", "t/lost-1.html", "t/nostart-1.html", "t/_line_4_.html" }) do
+    T.ok(T.read(site .. "/" .. f), f .. " written")
+  end
+  T.ok(not io.open(site .. "/t/later-1.html"), "a pending task has no page")
+end)
+
+T.test("no file of the report holds a secret, and no raw script", function()
+  local all = T.sh("cat " .. q(site) .. "/index.html " .. q(site) .. "/t/*.html")
+  for _, s in ipairs({ KEY, BEARER, ENV_SECRET, "<script>window", "<img src=x", "<b>not</b>", "<b>bold" }) do
+    T.ok(not all:find(s, 1, true), "the report holds " .. s)
+  end
+  T.ok(all:find("&lt;script&gt;window.__pwned=1&lt;/script&gt;", 1, true), "the script is shown as text")
+  T.ok(all:find("sk-[REDACTED]", 1, true) and all:find("Authorization: [REDACTED]", 1, true), "keys are marked")
+end)
+
+T.test("in the browser: escaped, redacted, and nothing injected runs", function()
+  local r = B.run{
+    { ["goto"] = B.url(site .. "/t/evil-1.html") },
+    { eval = "[String(window.__pwned), document.scripts.length, document.images.length, document.querySelectorAll('.step').length]" },
+    { eval = "document.body.textContent" },
+    { eval = "[!!document.querySelector('#patch .a'), !!document.querySelector('#gold'), !!document.querySelector('#test-log'), " ..
+             "document.querySelectorAll('#tests tbody tr').length, document.querySelectorAll('.elided').length]" },
+    { ["goto"] = B.url(site .. "/index.html") },
+    { eval = "[String(window.__pwned), document.getElementById('redactions').textContent]" },
+  }
+  T.eq(r[2][1], "undefined", "no injected script ran")
+  T.eq(r[2][2], 1, "the page's own script only")
+  T.eq(r[2][3], 0, "no injected image")
+  T.eq(r[2][4], 2, "every step")
+  local text = r[3]
+  T.ok(text:find(SCRIPT, 1, true), "the script is visible as text")
+  T.ok(text:find(IMG, 1, true), "the img is visible as text")
+  T.ok(not text:find(KEY, 1, true) and not text:find(BEARER, 1, true) and not text:find(ENV_SECRET, 1, true), "redacted")
+  T.ok(text:find("[REDACTED]", 1, true))
+  T.eq(r[4][1], true, "the patch is a diff with added lines")
+  T.eq(r[4][2], true, "the gold patch beside it")
+  T.eq(r[4][3], true, "the eval log's test section")
+  T.eq(r[4][4], 2, "FAIL_TO_PASS and PASS_TO_PASS rows")
+  T.eq(r[4][5], 1, "the elision mark")
+  T.eq(r[6][1], "undefined")
+  T.ok(tonumber(r[6][2]) >= 3, "the index counts the redactions: " .. tostring(r[6][2]))
+end)
+
+T.test("in the browser: torn line, missing log, start failure, pending task", function()
+  local r = B.run{
+    { ["goto"] = B.url(site .. "/index.html") },
+    { eval = "Array.from(document.querySelectorAll('#tasks tbody tr')).map(function(r){return r.dataset.id+'='+r.dataset.status+(r.className?'/'+r.className:'')}).join(' ')" },
+    { eval = "[!!document.getElementById('torn-note'), document.getElementById('start-failures').innerText, " ..
+             "document.querySelector('tr[data-id=\"lost-1\"]').innerText]" },
+    { ["goto"] = B.url(site .. "/t/_line_4_.html") },
+    { eval = "document.getElementById('torn').innerText" },
+    { ["goto"] = B.url(site .. "/t/lost-1.html") },
+    { eval = "document.getElementById('log-missing') && document.getElementById('log-missing').innerText" },
+    { ["goto"] = B.url(site .. "/t/evil-1.html") },
+    { eval = "!!document.getElementById('test-log')" },
+  }
+  T.eq(r[2], "evil-1=resolved lost-1=unresolved nostart-1=error (line 4)=torn/torn later-1=pending")
+  T.eq(r[3][1], true, "the torn note")
+  T.match(r[3][2], "nostart%-1: sandbox_start_failed image <b>not</b> found")
+  T.match(r[3][3], "eval log missing")
+  T.match(r[5], "torn: the last line has no newline")
+  T.match(r[7], "Eval log missing")
+  T.eq(r[9], true, "a moved run dir still finds eval/<id>.log")
+end)
+
+T.test("in the browser: the table sorts and filters, by clicks and by deep link", function()
+  local ids = "Array.from(document.querySelectorAll('#tasks tbody tr:not([hidden])')).map(function(r){return r.dataset.id}).join(' ')"
+  local r = B.run{
+    { ["goto"] = B.url(site .. "/index.html") },
+    { eval = ids },
+    { click = "th[data-k=cost]" }, { eval = ids },
+    { click = "th[data-k=cost]" }, { eval = "[location.hash, " .. ids .. "]" },
+    { click = "#f-q" }, { type = "lost" }, { eval = "[" .. ids .. ", document.getElementById('shown').textContent]" },
+    { ["goto"] = B.url(site .. "/index.html", "#status=error") }, { eval = ids },
+    { ["goto"] = B.url(site .. "/index.html", "#sort=tokens&dir=desc&status=") }, { eval = ids },
+  }
+  T.eq(r[2], "evil-1 lost-1 nostart-1 (line 4) later-1", "as written")
+  T.eq(r[4], "(line 4) later-1 nostart-1 evil-1 lost-1", "cost ascending, unknown first")
+  T.eq(r[6][1], "#sort=cost&dir=desc")
+  T.eq(r[6][2], "lost-1 evil-1 nostart-1 (line 4) later-1", "cost descending")
+  T.eq(r[9][1], "lost-1", "text filter")
+  T.eq(r[9][2], "1 of 5 shown")
+  T.eq(r[11], "nostart-1", "status filter from the URL")
+  T.eq(r[13], "lost-1 evil-1 nostart-1 (line 4) later-1", "tokens descending from the URL")
+end)
+
+T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
+  local r = B.run{
+    { ["goto"] = B.url(site .. "/t/evil-1.html") },
+    { key = "j" }, { key = "j" }, { key = "j" }, { eval = "[location.hash, document.getElementById('pos').textContent]" },
+    { key = "k" }, { eval = "location.hash" },
+    { key = "l" }, { sleep = 300 }, { eval = "location.pathname.replace(/.*\\//, '')" },
+    { key = "h" }, { sleep = 300 }, { eval = "location.pathname.replace(/.*\\//, '')" },
+  }
+  T.eq(r[5][1], "#step-2", "j stops at the last step")
+  T.eq(r[5][2], "step 2 of 2")
+  T.eq(r[7], "#step-1")
+  T.eq(r[10], "lost-1.html")
+  T.eq(r[13], "evil-1.html")
+end)
+
+os.execute("rm -rf " .. q(tmp))
+T.done()
