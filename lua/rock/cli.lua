@@ -64,20 +64,50 @@ function M.serve(argv)
     budget_memory_gb = { type = "number", help = "GB of memory they may reserve (default: this machine's)" },
     budget_gpu = { type = "number", help = "GPUs they may reserve (default 0)" },
     max_starting = { type = "number", help = "starts in flight at once (default $ROCK_ENV_CONCURRENCY, else 4)" },
+    nodes = { help = "a front: place every sandbox onto these `rock serve` nodes, URL,URL,... or @FILE " ..
+      "(default $ROCK_NODES; backend and budget are then the nodes')" },
+    strategy = { default = "spread", help = "with --nodes: spread (least used node) | pack (most used that fits)" },
+    once = { type = "number", help = "serve one sandbox: exit once it is gone (stopped, deleted, its lease " ..
+      "over), or when none starts in this many seconds (a Slurm job's server: backends/slurm.lua)" },
   }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]" ..
-    " [--unix-socket PATH] [--lease S] [--budget-cpu N] [--budget-memory-gb N] [--budget-gpu N] [--max-starting N]")
+    " [--unix-socket PATH] [--lease S] [--budget-cpu N] [--budget-memory-gb N] [--budget-gpu N] [--max-starting N]" ..
+    " [--nodes URL,...|@FILE] [--strategy spread|pack] [--once S]")
+  local nodes = o.nodes or os.getenv("ROCK_NODES")
+  if nodes == "" then nodes = nil end
   local task = require "rock.task"
   log.set_default("info") -- a line per request (docs/http-api.md) unless ROCK_LOG says otherwise
   local srv = require("rock.serve").start{ host = o.host, port = o.port, unix_socket = o.unix_socket,
-    backend = o.backend, token = o.token, lease = o.lease, budget = { cpus = o.budget_cpu,
+    backend = o.backend, token = o.token, lease = o.lease, nodes = nodes, strategy = o.strategy,
+    budget = { cpus = o.budget_cpu,
       memory_gb = o.budget_memory_gb, gpus = o.budget_gpu, max_starting = o.max_starting } }
-  io.stdout:write("rock serve: listening on ", srv.url or o.unix_socket, "\n")
+  io.stdout:write("rock serve: listening on ", srv.url or o.unix_socket,
+    srv.pool and string.format(" (a front of %d node(s))", #srv.pool.nodes) or "", "\n")
   io.stdout:flush()
-  task.await(function(wake) -- until SIGINT/SIGTERM: finish what runs, then exit
-    require("rock._main").on_signal(function()
+  task.await(function(wake) -- until SIGINT/SIGTERM (or --once's end): finish what runs, then exit
+    local woken = false
+    local function finish()
+      if woken then return end
+      woken = true
       srv:stop()
       wake()
-    end)
+    end
+    require("rock._main").on_signal(finish)
+    if o.once then -- one sandbox: gone once an entry was seen and none is pending or running
+      local uv, t0, seen = require "luv", require("luv").now(), false
+      local timer = uv.new_timer()
+      timer:start(200, 200, function()
+        local live = false
+        for _, e in pairs(srv.registry.entries) do
+          seen = true
+          if e.state == "pending" or e.state == "running" then live = true end
+        end
+        if (seen and not live) or (not seen and uv.now() - t0 > o.once * 1000) then
+          timer:stop(); timer:close()
+          task.spawn(finish)
+        end
+      end)
+      timer:unref()
+    end
     return nil
   end)
 end

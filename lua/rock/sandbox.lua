@@ -558,6 +558,7 @@ function M.status(m, alive, wire, sb)
     create_time = m.create_time, start_time = m.start_time,
     stop_time = m.stop_time, state_history = m.state_history,
   }
+  for k, v in pairs(where) do if st[k] == nil then st[k] = v end end -- the backend's own (slurm_job_id)
   if not wire then return st end
   local null = json_null()
   local phases = {}

@@ -38,6 +38,7 @@ for i = 1, n do
   local fake = { id = state.new_id(), image = image }
   fake.dir = state.sandboxes_dir() .. "/" .. fake.id
   state.mkdir_p(fake.dir .. "/run")
+  container.write_etc(fake, {})
   local config = container.config(fake, {})
   config.Entrypoint, config.Cmd = { "/.rock/rocklet" }, { "--version" }
   local t = hr()

@@ -141,6 +141,17 @@ function T.sh(cmd)
   return out, ok == true
 end
 
+--- s quoted for sh: '...' with every ' inside escaped.
+function T.q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+--- Run cmd (sh, stderr merged); its output, or raises naming the command
+--- and what it printed when it fails.
+function T.must(cmd)
+  local out, ok = T.sh(cmd)
+  if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end
+  return out
+end
+
 --- Write text to path (the whole file, bytes as they are).
 --- Run fn(dir) with a tmpfs of kib KiB mounted on dir (made if missing):
 --- a disk that fills up. Unmounted after, also when fn raises. Returns

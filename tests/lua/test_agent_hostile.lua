@@ -15,7 +15,7 @@ local write = T.write
 
 local read = T.read
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = T.q
 
 local n_repo = 0
 --- A git repo with a buggy calc.py at its base commit; returns a task.

@@ -15,7 +15,7 @@ local F = dofile(here .. "fake_openai.lua")
 local json = rock.json
 
 local root = T.sh("mktemp -d /tmp/rock-agent-hostile2.XXXXXX"):gsub("%s+$", "")
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = T.q
 
 local n_repo = 0
 local function make_task(id)

@@ -11,7 +11,7 @@ local grading = require "rock.agent.grading"
 local here = arg[0]:match("(.*/)")
 local demo = here .. "../../recipes/demo/"
 local tmp = T.sh("mktemp -d /tmp/rock-demo-test.XXXXXX"):gsub("%s+$", "")
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = T.q
 local slurp = T.read
 
 local list, errs = tasks.load(demo .. "tasks.jsonl")

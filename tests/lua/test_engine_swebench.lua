@@ -19,12 +19,8 @@ local here = arg[0]:match("(.*/)")
 local H = here .. "../images/swebench/"
 local tmp = T.sh("mktemp -d /tmp/rock-engine-swe.XXXXXX"):gsub("%s+$", "")
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function sh(cmd)
-  local out, ok = T.sh(cmd)
-  if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end
-  return out
-end
+local q = T.q
+local sh = T.must
 
 local D = "shapes.tests.AreaTests."
 local ROWS = {

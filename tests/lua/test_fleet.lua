@@ -189,6 +189,74 @@ T.test("a node killed with kill -9: node_lost there, starts go elsewhere, it rej
   pool:close()
 end)
 
+T.test("rock.group on the pool: 6 over 3 nodes, one refusing (full behind a stale report)", function()
+  -- reports refreshed only by hand: node 3 fills up behind the pool's back
+  local pool = fleet.pool{ nodes = urls(), health_every = 60 }
+  pool:refresh()
+  local direct = {}
+  for i = 1, 2 do direct[i] = S.start_sandbox(nodes[3], { image = IMAGE, cpus = 4, memory = "16g" }) end
+  local g = rock.group.start{ fleet = pool, size = 6, start_concurrency = 2, image = IMAGE, cpus = 2, memory = "8g" }
+  T.eq(#g, 6, "all six started")
+  T.eq(#g.failures, 0)
+  for _, sb in ipairs(g) do T.ok(sb.node_url ~= nodes[3].url, "none on the full node") end
+  local refused = 0
+  for _, n in ipairs(pool:report().nodes) do if n.url == nodes[3].url then refused = n.refusals end end
+  T.ok(refused >= 1, "node 3 refused a start (" .. refused .. ") and it went elsewhere")
+  T.eq(running_on(nodes[1]) + running_on(nodes[2]), 6)
+  T.eq(running_on(nodes[3]), 2, "nothing more started on node 3")
+  within_budgets()
+  g[1]:create_session{}
+  T.eq(g[1]:run_in_session{ command = "echo grouped" }.output, "grouped\n")
+  T.eq(#g:stop(), 0)
+  T.eq(running_on(nodes[1]) + running_on(nodes[2]), 0, "group:stop stopped them all")
+  for _, id in ipairs(direct) do nodes[3].post("stop", { sandbox_id = id }) end
+  pool:close()
+end)
+
+T.test("the agent on the pool: a node lost mid-episode ends that trajectory aborted, the other finishes", function()
+  local pool = fleet.pool{ nodes = urls(), strategy = "pack", health_every = 0.2, health_timeout = 0.5 }
+  local function task_in(name)
+    local t = T.git_task(home .. "/" .. name, { ["calc.py"] = "def add(a, b):\n    return a - b\n" },
+      { instance_id = "local__" .. name, problem_statement = "add() subtracts.", image = IMAGE })
+    return t
+  end
+  local a, b = task_in("lost"), task_in("kept")
+  local victim
+  local factory = { name = "kill", episode = function(_, t)
+    local p = require("rock.agent.policies.scripted").new("kill",
+      { { tool = "bash", command = "echo one" }, { tool = "bash", command = "echo two" }, { tool = "submit" } })
+    if t.instance_id == a.instance_id then
+      local act = p.act
+      p.act = function(self, ctx)
+        if self.next == 2 then -- after a first command ran there: its node dies
+          for i, srv in ipairs(nodes) do if srv.url == ctx.env.sb.node_url then victim = i end end
+          nodes[victim].kill("KILL")
+          nodes[victim].wait(10)
+        end
+        return act(self, ctx)
+      end
+    end
+    return p
+  end }
+  local summary, trajs = rock.agent.run({ a, b }, { policy = factory, sandbox = { fleet = pool, cpus = 4, memory = "16g" },
+    out = home .. "/agent-out", eval = "none", progress = false, workers = 1, on_signal = false })
+  T.eq(summary.total, 2)
+  local by = {}
+  for _, tr in ipairs(trajs) do by[tr.instance_id] = tr end
+  local lost, kept = by[a.instance_id], by[b.instance_id]
+  T.eq(lost.termination_reason, "aborted")
+  T.eq(lost.exit_status, "node_lost")
+  T.eq(lost.sandbox.backend, "fleet")
+  T.eq(lost.sandbox.node, nodes[victim].url)
+  T.eq(kept.termination_reason, "finish")
+  T.ok(kept.sandbox.node ~= nodes[victim].url, "the next task ran on a live node")
+  T.eq(rock.sandbox.live_count(), 0, "every sandbox stopped")
+  -- the node back on its port: what its dead server left is removed
+  start_node(victim, nodes[victim].port)
+  T.eq(running_on(nodes[victim]), 0)
+  pool:close()
+end)
+
 T.test("bad pool options are clear errors", function()
   T.raises("invalid_argument", fleet.pool, { nodes = {} })
   T.raises("invalid_argument", fleet.pool, { nodes = { "not a url" } })

@@ -23,11 +23,7 @@ local host_if, ns_if = "rfh" .. (pid % 100000), "rfn" .. (pid % 100000)
 local octet = pid % 250
 local host_ip, ns_ip = "198.18." .. octet .. ".1", "198.18." .. octet .. ".2"
 
-local function must(cmd)
-  local out = T.sh(cmd .. " 2>&1; echo rc=$?")
-  local rc = tonumber(out:match("rc=(%d+)%s*$"))
-  if rc ~= 0 then error(cmd .. " failed: " .. out, 2) end
-end
+local must = T.must
 
 local TOKEN = "fleet-netns-" .. pid
 local home = T.sh("mktemp -d /tmp/rock-fleet-netns.XXXXXX"):gsub("%s+$", "")

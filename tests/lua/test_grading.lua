@@ -14,14 +14,10 @@ local demo = root .. "recipes/demo/"
 local tmp = T.sh("mktemp -d /tmp/rock-grading.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-grading%."), "temp dir made")
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = T.q
 local write = T.write
 local slurp = T.read
-local function sh(cmd)
-  local out, ok = T.sh(cmd)
-  if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end
-  return out
-end
+local sh = T.must
 
 local demo_tasks, demo_errs = tasks.load(demo .. "tasks.jsonl")
 local by_name = {}

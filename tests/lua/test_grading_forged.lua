@@ -17,12 +17,8 @@ local demo = here .. "../../recipes/demo/"
 local tmp = T.sh("mktemp -d /tmp/rock-grading-forged.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-grading%-forged%."), "temp dir made")
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function sh(cmd)
-  local out, ok = T.sh(cmd)
-  if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end
-  return out
-end
+local q = T.q
+local sh = T.must
 
 local calc
 for _, t in ipairs(tasks.load(demo .. "tasks.jsonl")) do

@@ -16,12 +16,8 @@ local demo = here .. "../../recipes/demo/"
 local tmp = T.sh("mktemp -d /tmp/rock-grading-hostile2.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-grading%-hostile2%."), "temp dir made")
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function sh(cmd)
-  local out, ok = T.sh(cmd)
-  if not ok then error("command failed: " .. cmd .. "\n" .. out, 2) end
-  return out
-end
+local q = T.q
+local sh = T.must
 
 -- a git repo with its sample hooks, for patch --dry-run to look into
 local repo = tmp .. "/repo"

@@ -12,7 +12,7 @@ local expected = dofile(data .. "expected.lua")
 
 local tmp = T.sh("mktemp -d /tmp/rock-parsers.XXXXXX"):gsub("%s+$", "")
 T.ok(tmp:match("^/tmp/rock%-parsers%."), "temp dir made")
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = T.q
 
 local check = dofile(data .. "check.lua")
 

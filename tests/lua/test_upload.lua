@@ -14,7 +14,7 @@ local sb = rock.sandbox.start(T.sandbox_opts())
 local tmp = T.scratch(sb)
 local host_file = os.tmpname()
 
-local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local q = T.q
 local function urlencode(s)
   return (s:gsub("[^%w%-._~/]", function(c) return string.format("%%%02X", c:byte()) end))
 end

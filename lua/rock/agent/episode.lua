@@ -78,7 +78,8 @@ local function setup(t, opts, traj)
   local sb
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
-  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits }
+  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
+    node = sb.node_url } -- a pool's sandbox (rock.fleet): the node it runs on
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
   local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,

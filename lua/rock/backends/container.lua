@@ -103,6 +103,15 @@ local function resolv_conf()
   return text
 end
 
+--- Write the /etc files M.config binds (network none: M.ETC) into sb.dir;
+--- before M.config's container is created.
+function M.write_etc(sb, opts)
+  if not own_etc(sb, opts) then return end
+  write_etc(sb, "hosts", M.HOSTS)
+  write_etc(sb, "hostname", "localhost\n") -- the container's short id once it has one
+  write_etc(sb, "resolv.conf", resolv_conf())
+end
+
 --- The container log's bound: the rocklet's stdout and stderr go to the
 --- engine's json-file log on the host's disk, outside the writable layer
 --- and its disk limit; a sandbox writing to /proc/1/fd/1 would fill the
@@ -327,11 +336,7 @@ function M.start(sb, opts, phase)
     sb.container_name = M.container_name(sb.id) -- stop removes it by name if the create was cut
     sb.nonce = nonce()
     local limits = opts.limits or {}
-    if own_etc(sb, opts) then
-      write_etc(sb, "hosts", M.HOSTS)
-      write_etc(sb, "hostname", "localhost\n") -- the container's short id once it has one
-      write_etc(sb, "resolv.conf", resolv_conf())
-    end
+    M.write_etc(sb, opts)
     local config = M.config(sb, opts, limits.disk ~= nil and quotas[e.socket] ~= false)
     local rec = {
       id = sb.id, backend = sb.backend, image = sb.image,

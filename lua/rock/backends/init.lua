@@ -40,7 +40,8 @@
 --   status(sb)    required. Its part of the sandbox's status:
 --                 {host_name=, host_ip=} the address its clients reach
 --                 it by (this_host() for one on this node), and any
---                 fields of its own (port_mapping).
+--                 fields of its own (port_mapping; slurm_job_id, ...:
+--                 added to get_status's answer as they are).
 -- Capabilities, each with the function it names:
 --   image         takes an image (opts.image required; takes_image). One
 --                 without records the image_pull phase done itself.
@@ -94,8 +95,9 @@ local builtin = {
   podman = "rock.backends.container",
   remote = "rock.backends.remote", -- base_url=: another host's `rock serve`
   fleet = "rock.fleet.backend", -- fleet=: a pool of them (rock.fleet)
+  slurm = "rock.backends.slurm", -- a Slurm job per sandbox
 }
-local BUILTIN_ORDER = { "local", "docker", "podman", "remote", "fleet" }
+local BUILTIN_ORDER = { "local", "docker", "podman", "remote", "fleet", "slurm" }
 
 --- Register backend impl under name (a new one, or one replacing a
 --- built-in). Raises invalid_argument naming what is missing: a required
@@ -191,7 +193,7 @@ function M.resolve(opts, fname)
   end
   if not M.get(name) then
     errors.raise("invalid_argument", fname .. ": unknown backend '" .. name ..
-      "' (auto, docker, podman or local)")
+      "' (auto, docker, podman, local, remote, fleet or slurm)")
   end
   return name
 end

@@ -18,19 +18,17 @@
 -- lost is never a second sandbox (the node answers the first one again),
 -- and one left on a node that stopped answering is stopped when it rejoins.
 local uv = require "luv"
-local json = require "rock.json"
 local errors = require "rock.errors"
-local http = require "rock.http"
 local task = require "rock.task"
 local text = require "rock.text"
 local log = require "rock.log"
 local state = require "rock.state"
 local placement = require "rock.fleet.placement"
 local remote = require "rock.backends.remote"
+local images = require "rock.images"
 
 local M = { placement = placement }
 
-M.PREFIX = "/apis/envs/sandbox/v1/"
 M.HEALTH_EVERY = 1   -- seconds between health checks of every node
 M.HEALTH_TIMEOUT = 2 -- seconds a node has to answer one
 M.DEFAULT_CPUS = 2   -- ROCK's SandboxConfig defaults
@@ -38,18 +36,6 @@ M.DEFAULT_MEMORY = "8g"
 M.DEFAULT_WAIT = 180 -- seconds a start waits for room (ROCK's SDK startup timeout)
 
 local GB = 1 << 30
-
---- Bytes of a memory size as ROCK writes them ("8g", "512m", "16G", a
---- number of bytes); nil when it is not one.
-function M.bytes(v)
-  if type(v) == "number" then return v >= 0 and v == v and v < math.huge and v or nil end
-  if type(v) ~= "string" then return nil end
-  local n, unit = v:lower():match("^%s*([%d%.]+)%s*([kmgt]?)i?b?%s*$")
-  n = tonumber(n)
-  if not n then return nil end
-  local scale = ({ [""] = 1, k = 1 << 10, m = 1 << 20, g = 1 << 30, t = 1 << 40 })[unit]
-  return math.floor(n * scale)
-end
 
 --- The node list of `--nodes` / ROCK_NODES: "URL,URL,...", or "@FILE"
 --- (one URL per line, optionally a token after it; # starts a comment).
@@ -94,7 +80,7 @@ local function node_of(v, token)
       .. tostring(type(v) == "table" and v.url or v))
   end
   return { url = text.rtrim(v.url, "/"), token = v.token or token, up = false, checked = false,
-    orphans = {}, report = nil, failures = 0 }
+    orphans = {}, report = nil, failures = 0, refusals = 0 }
 end
 
 --- opts: nodes (list, or a string for parse_nodes), strategy, sample,
@@ -115,7 +101,6 @@ function M.pool(opts)
     health_timeout = task.check_seconds(opts.health_timeout or M.HEALTH_TIMEOUT, "fleet.pool: health_timeout"),
     wait_timeout = task.check_seconds(opts.wait_timeout, "fleet.pool: wait_timeout", true),
     sandboxes = {}, -- sandbox_id -> the Sandbox, while it runs
-    checking = false,
   }, Pool)
   for _, v in ipairs(list) do
     local n = node_of(v, self.token)
@@ -127,16 +112,10 @@ function M.pool(opts)
   -- health checks on an unref'd timer: they never keep a recipe alive
   self.timer = uv.new_timer()
   self.timer:start(math.floor(self.health_every * 1000), math.floor(self.health_every * 1000), function()
-    if not self.checking then task.spawn(function() self:refresh() end) end
+    if not self.round then task.spawn(function() self:refresh() end) end
   end)
   self.timer:unref()
   return self
-end
-
-local function headers(n)
-  local h = { ["Content-Type"] = "application/json" }
-  if n.token then h["Authorization"] = "Bearer " .. n.token end
-  return h
 end
 
 -- One node's report, as placement.lua reads it: the node's budget and
@@ -155,15 +134,9 @@ end
 
 -- Check one node: its report, or drained when it does not answer.
 function Pool:check(n)
-  local ok, res = pcall(http.request, { url = n.url .. M.PREFIX .. "node", method = "GET",
-    headers = headers(n), timeout = self.health_timeout })
-  local report
-  if ok and res.status == 200 then
-    local dok, env = pcall(json.decode, res.body)
-    if dok and type(env) == "table" and env.status == "Success" and type(env.result) == "table" then
-      report = env.result
-    end
-  end
+  local ok, report = pcall(remote.api, { base_url = n.url, token = n.token }, "node", "", self.health_timeout,
+    { get = true })
+  if not ok then n.why, report = tostring(errors.is(report) and report.message or report), nil end
   local was_up = n.up
   n.checked = true
   if report then
@@ -171,7 +144,6 @@ function Pool:check(n)
     n.name = type(report.node) == "string" and report.node or n.url
   else
     n.up, n.failures = false, n.failures + 1
-    n.why = ok and ("HTTP " .. tostring(res.status)) or tostring(errors.is(res) and res.message or res)
   end
   self.set:update(n.url, n.up and placement_report(report) or nil)
   if n.up and not was_up and next(n.orphans) then task.spawn(function() self:stop_orphans(n) end) end
@@ -180,15 +152,12 @@ end
 
 --- One health round: every node checked at once; then the queue is woken.
 function Pool:refresh()
-  if self.checking then -- a round is under way: wait for it
-    while self.checking do task.sleep(0.01) end
-    return
-  end
-  self.checking = true
+  if self.round then return task.wait(self.round) end -- a round is under way: its checks
   local ts = {}
   for i, n in ipairs(self.nodes) do ts[i] = task.spawn(function() self:check(n) end) end
+  self.round = ts
   task.wait(ts)
-  self.checking = false
+  self.round = nil
   self.refreshed = uv.now()
   self:wake()
 end
@@ -197,13 +166,7 @@ end
 -- stopped once it answers again, so a retry elsewhere is never a double.
 function Pool:stop_orphans(n)
   for id in pairs(n.orphans) do
-    local ok = pcall(http.request, { url = n.url .. M.PREFIX .. "stop", method = "POST", headers = headers(n),
-      body = json.encode{ sandbox_id = id }, timeout = 30 })
-    if ok then
-      pcall(http.request, { url = n.url .. M.PREFIX .. "delete", method = "POST", headers = headers(n),
-        body = json.encode{ sandbox_id = id }, timeout = 30 })
-      n.orphans[id] = nil
-    end
+    if pcall(remote.stop, { base_url = n.url, token = n.token, id = id }) then n.orphans[id] = nil end
   end
 end
 
@@ -269,6 +232,7 @@ function Pool:try_place(sb, req, so, phase)
       return true
     end
     if errors.is(err, "insufficient_resources") then
+      n.refusals = n.refusals + 1
       task.spawn(function() self:check(n) end) -- its report was stale: look again
     elseif errors.is(err, "node_lost") then
       n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
@@ -284,11 +248,11 @@ end
 
 --- The backend's start (fleet/backend.lua): wait in the FIFO queue for a
 --- node with room, place there. opts as rock.sandbox.start's, with cpus
---- and memory as ROCK's (defaults 2 and "8g").
+--- and memory as ROCK's (defaults 2 and "8g"); wait = false: refused at
+--- once (insufficient_resources) when no node has room now.
 function Pool:place(sb, opts, phase)
   if self.closed then errors.raise("invalid_argument", "fleet: this pool is closed") end
-  local mem = M.bytes(opts.memory or M.DEFAULT_MEMORY)
-  if not mem then errors.raise("invalid_argument", "fleet: memory must be like \"8g\", got " .. tostring(opts.memory)) end
+  local mem = images.parse_size(opts.memory or M.DEFAULT_MEMORY, "fleet: memory")
   local cpus = opts.cpus or M.DEFAULT_CPUS
   if type(cpus) ~= "number" or cpus <= 0 or cpus ~= cpus or cpus == math.huge then
     errors.raise("invalid_argument", "fleet: cpus must be a number above 0")
@@ -308,6 +272,11 @@ function Pool:place(sb, opts, phase)
   end
   if up > 0 and not could then
     errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
+  end
+  if opts.wait == false then -- the caller asked not to queue: a node now, or refused
+    if #self.queue == 0 and self:try_place(sb, req, so, phase) then return end
+    errors.raise("insufficient_resources", "fleet: no node has room now for " .. describe(req) ..
+      (#self.queue > 0 and string.format(" (%d start(s) queued ahead)", #self.queue) or "") .. ": " .. self:free_text())
   end
   local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
   local deadline = uv.now() + wait * 1000
@@ -347,18 +316,17 @@ function Pool:start(opts)
   return require("rock.sandbox").start(so)
 end
 
---- The pool's view: each node's url, name, up, why, its report, and the
+--- The pool's view: each node's url, name, up, why, its report, the
+--- starts it refused (full when its report said it had room), and the
 --- queue length.
 function Pool:report()
   local nodes = {}
   for i, n in ipairs(self.nodes) do
-    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report }
+    nodes[i] = { url = n.url, name = n.name, up = n.up, why = n.why, report = n.report, refusals = n.refusals }
   end
-  return { nodes = nodes, queued = #self.queue, sandboxes = (function()
-    local c = 0
-    for _ in pairs(self.sandboxes) do c = c + 1 end
-    return c
-  end)() }
+  local count = 0
+  for _ in pairs(self.sandboxes) do count = count + 1 end
+  return { nodes = nodes, queued = #self.queue, sandboxes = count }
 end
 
 --- Stop health checks (sandboxes are the caller's to stop).

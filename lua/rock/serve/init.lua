@@ -243,7 +243,12 @@ end
 --- (default $ROCK_API_TOKEN; required to bind anything but loopback),
 --- lease (default idle seconds, ROCK's 30 minutes), log_requests (default
 --- true), budget ({cpus=, memory_gb=, gpus=, max_starting=}: admission.lua;
---- absent fields: the machine's own, ROCK_ENV_CONCURRENCY or 4 starts).
+--- absent fields: the machine's own, ROCK_ENV_CONCURRENCY or 4 starts);
+--- nodes (a list or "URL,..."/"@FILE": rock.fleet.parse_nodes) makes it a
+--- front: every sandbox is placed onto those `rock serve` nodes by a pool
+--- (strategy: "spread" | "pack"), whose nodes without a token of their
+--- own are called with this server's; backend and budget are then the
+--- nodes' (fleet/front.lua answers GET .../node and /metrics).
 --- Takes ownership of $ROCK_HOME's sandboxes as its service
 --- (state.serve_as) and adopts those a previous server left running.
 function M.start(opts)
@@ -256,13 +261,21 @@ function M.start(opts)
   end
   local srv = setmetatable({ token = token, log_requests = opts.log_requests ~= false,
     metrics = require("rock.serve.metrics").new(), origins = {} }, Server)
-  srv.admission = require("rock.serve.admission").new(opts.budget)
+  local pool
+  if opts.nodes then -- a front: its sandboxes are placed onto the nodes (rock.fleet)
+    pool = require("rock.fleet").pool{ nodes = opts.nodes, strategy = opts.strategy, token = token }
+    srv.pool, srv.admission = pool, require("rock.fleet.front").new(pool)
+  else
+    srv.admission = require("rock.serve.admission").new(opts.budget)
+  end
   state.serve_as()
   -- the node's name and the address its clients reach it by (get_status's host_ip)
   backends.set_host(uv.os_gethostname(), node_ip(host, opts.unix_socket))
   local registry = require("rock.serve.registry")
-  srv.registry = registry.new{ backend = opts.backend or "auto", metrics = srv.metrics, lease = opts.lease }
-  srv.registry.admission = srv.admission
+  srv.registry = registry.new{ backend = pool and "fleet" or opts.backend or "auto", fleet = pool,
+    metrics = srv.metrics, lease = opts.lease }
+  srv.registry.admission = not pool and srv.admission or nil -- a front's pool queues, not the front
+  if pool then pool:refresh() end -- the nodes' first reports before the first start
   if srv.registry.backend ~= "auto" and not backends.can(srv.registry.backend, "own_files") then
     local user = (uv.os_get_passwd() or {}).username or "?"
     log.warn("serve", "backend %s: sandboxes run on this host as user %s (uid %d), unconfined: " ..
@@ -312,6 +325,7 @@ function Server:stop(opts)
   if not opts.keep_sandboxes then
     for _, e in pairs(self.registry.entries) do pcall(self.registry.stop, self.registry, e, "server_stop") end
   end
+  if self.pool then self.pool:close() end
 end
 
 M.Server = Server

@@ -35,9 +35,10 @@ local function iso(t)
   return os.date("!%Y-%m-%dT%H:%M:%SZ", math.floor(t))
 end
 
---- opts: backend, metrics (serve/metrics.lua), lease (default seconds).
+--- opts: backend, fleet (a front's rock.fleet pool: every start is placed
+--- by it), metrics (serve/metrics.lua), lease (default seconds).
 function M.new(opts)
-  return setmetatable({ entries = {}, order = {}, by_key = {}, backend = opts.backend or "auto",
+  return setmetatable({ entries = {}, order = {}, by_key = {}, backend = opts.backend or "auto", fleet = opts.fleet,
     metrics = opts.metrics, lease = opts.lease or M.DEFAULT_LEASE, host_name = backends.this_host().host_name }, Registry)
 end
 
@@ -99,11 +100,15 @@ function Registry:start(req, who)
     local adm, ok, sb = self.admission, true, req.startup_timeout
     if adm then ok, sb = pcall(adm.wait, adm, e) end -- queued until admitted (admission.lua)
     if ok then
-      ok, sb = pcall(sandbox.start, {
+      local so = {
         backend = self.backend, image = req.image, sandbox_id = id, memory = req.memory, cpus = req.cpus,
         auto_clear_seconds = e.lease, startup_timeout = sb, pull = req.pull,
         env = req.env, on_create = function(s) e.pending_sb = s end,
-      })
+      }
+      if self.fleet then -- a front: the pool places it (and refuses at once when asked so)
+        so.fleet, so.num_gpus, so.wait = self.fleet, req.num_gpus, req.wait
+      end
+      ok, sb = pcall(sandbox.start, so)
     end
     if adm then adm:started(e) end
     e.start_task = nil
