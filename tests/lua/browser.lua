@@ -1,6 +1,6 @@
 -- browser.lua: the report tests' way into headless Chromium (Debian's
 -- chromium, installed by .ci/deps): B.run(steps) drives one browser
--- session through browser.js (a CDP client on Node's own WebSocket) and
+-- session through browser.js (a CDP client over node:http, no npm package; Node 18 and later) and
 -- returns the steps' results; a missing chromium or node fails the test.
 --   local B = dofile(here .. "browser.lua")
 --   local r = B.run{ { ["goto"] = B.url(path) }, { eval = "document.title" } }
@@ -21,7 +21,7 @@ function B.run(steps)
   local h = assert(io.open(f, "wb"))
   h:write(json.encode({ steps = steps }))
   h:close()
-  local p = io.popen("node --experimental-websocket " .. q(here .. "browser.js") .. " " .. q(f) .. " 2>&1")
+  local p = io.popen("node " .. q(here .. "browser.js") .. " " .. q(f) .. " 2>&1")
   local out = p:read("a")
   p:close()
   os.remove(f)
