@@ -3,8 +3,10 @@
 -- <img onerror>, a fake sk- key, a bearer token and a secret of the
 -- environment renders escaped (nothing runs) and redacted (no file of the
 -- report holds them); a torn last line and a missing eval log render
--- marked; a start failure is listed with its error; --instances adds the
--- gold patch and the tasks not run yet; the table sorts and filters.
+-- marked; a start failure is listed with its error and its sandbox's
+-- phases; --instances adds the gold patch and the tasks not run yet; the
+-- table sorts and filters; no page fetches anything but itself and none
+-- renders blank; a DAgger run's rounds are tabled and plotted.
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local B = dofile(arg[0]:match("(.*/)") .. "browser.lua")
 local json = require "rock.json"
@@ -43,6 +45,9 @@ local lines = {
                 exit_code = 0, seconds = 0.5, tokens = 60, cost = 0.25 },
               { action = { tool = "submit" }, observation_message = 5, exit_code = 0, seconds = 0.1, tokens = 60, cost = 0.25 } },
     patch = evil_patch,
+    sandbox = { id = "rk-1", image = "img:1", backend = "docker", node = "http://node-a:8080",
+      phases = { { name = "image_pull", status = "success", seconds = 3 }, { name = "container_create", status = "success", seconds = 0 },
+                 { name = "container_start", status = "success", seconds = 1 }, { name = "rocklet_ready", status = "success", seconds = 2 } } },
     eval = { status = "resolved", resolved = true, tests = { ["t::a"] = "PASSED", ["t::b"] = "PASSED" },
       report = { FAIL_TO_PASS = { success = { "t::a" }, failure = {} }, PASS_TO_PASS = { success = { "t::b" }, failure = {} } },
       log_path = "/nonexistent/moved/evil-1.log" } }),
@@ -50,7 +55,11 @@ local lines = {
     eval = { status = "unresolved", resolved = false, log_path = tmp .. "/nowhere/lost-1.log" },
     model_stats = { instance_cost = 2.5, api_calls = 9, tokens_sent = 5000, tokens_received = 900 } }),
   traj("nostart-1", { termination_reason = "aborted", exit_status = "sandbox_start_failed", model_stats = { instance_cost = 0 },
-    error = { code = "sandbox_start_failed", message = "image <b>not</b> found" } }),
+    error = { code = "sandbox_start_failed", message = "image <b>not</b> found" },
+    sandbox = { backend = "docker", image = "gone:1", phases = { { name = "image_pull", status = "failed", seconds = 0,
+      message = "pull access denied" }, { name = "container_create", status = "waiting" } } } }),
+  traj("inplace-1", { patch = "diff --git a/z b/z\n+z\n", steps = { { action = { tool = "submit" }, exit_code = 0 } },
+    eval = { status = "error", resolved = false, error = "grading: the sandbox died <i>mid-run</i>" } }),
 }
 T.write(run .. "/trajectories.jsonl", table.concat(lines, "\n") .. "\n" .. '{"instance_id":"torn-1","messages":[{"ro')
 T.write(run .. "/eval/evil-1.log", "=== rock: eval\n============================= test session starts ==============\n" ..
@@ -64,8 +73,8 @@ local site = run .. "/report"
 
 T.test("rock report writes the site and says what it did", function()
   T.ok(ok, out)
-  T.match(out, "rock report: 5 task%(s%) %(1 torn line%(s%)%), %d+ redaction%(s%), [%d.]+s: .*/report/index.html")
-  for _, f in ipairs({ "index.html", "t/evil-1.html", "t/lost-1.html", "t/nostart-1.html", "t/_line_4_.html" }) do
+  T.match(out, "rock report: 6 task%(s%) %(1 torn line%(s%)%), %d+ redaction%(s%), [%d.]+s: .*/report/index.html")
+  for _, f in ipairs({ "index.html", "t/evil-1.html", "t/lost-1.html", "t/nostart-1.html", "t/inplace-1.html", "t/_line_5_.html" }) do
     T.ok(T.read(site .. "/" .. f), f .. " written")
   end
   T.ok(not io.open(site .. "/t/later-1.html"), "a pending task has no page")
@@ -73,7 +82,7 @@ end)
 
 T.test("no file of the report holds a secret, and no raw script", function()
   local all = T.sh("cat " .. q(site) .. "/index.html " .. q(site) .. "/t/*.html")
-  for _, s in ipairs({ KEY, BEARER, ENV_SECRET, "<script>window", "<img src=x", "<b>not</b>", "<b>bold" }) do
+  for _, s in ipairs({ KEY, BEARER, ENV_SECRET, "<script>window", "<img src=x", "<b>not</b>", "<b>bold", "<i>mid-run" }) do
     T.ok(not all:find(s, 1, true), "the report holds " .. s)
   end
   T.ok(all:find("&lt;script&gt;window.__pwned=1&lt;/script&gt;", 1, true), "the script is shown as text")
@@ -114,14 +123,14 @@ T.test("in the browser: torn line, missing log, start failure, pending task", fu
     { eval = "Array.from(document.querySelectorAll('#tasks tbody tr')).map(function(r){return r.dataset.id+'='+r.dataset.status+(r.className?'/'+r.className:'')}).join(' ')" },
     { eval = "[!!document.getElementById('torn-note'), document.getElementById('start-failures').innerText, " ..
              "document.querySelector('tr[data-id=\"lost-1\"]').innerText]" },
-    { ["goto"] = B.url(site .. "/t/_line_4_.html") },
+    { ["goto"] = B.url(site .. "/t/_line_5_.html") },
     { eval = "document.getElementById('torn').innerText" },
     { ["goto"] = B.url(site .. "/t/lost-1.html") },
     { eval = "document.getElementById('log-missing') && document.getElementById('log-missing').innerText" },
     { ["goto"] = B.url(site .. "/t/evil-1.html") },
     { eval = "!!document.getElementById('test-log')" },
   }
-  T.eq(r[2], "evil-1=resolved lost-1=unresolved nostart-1=error (line 4)=torn/torn later-1=pending")
+  T.eq(r[2], "evil-1=resolved lost-1=unresolved nostart-1=error inplace-1=error (line 5)=torn/torn later-1=pending")
   T.eq(r[3][1], true, "the torn note")
   T.match(r[3][2], "nostart%-1: sandbox_start_failed image <b>not</b> found")
   T.match(r[3][3], "eval log missing")
@@ -141,14 +150,14 @@ T.test("in the browser: the table sorts and filters, by clicks and by deep link"
     { ["goto"] = B.url(site .. "/index.html", "#status=error") }, { eval = ids },
     { ["goto"] = B.url(site .. "/index.html", "#sort=tokens&dir=desc&status=") }, { eval = ids },
   }
-  T.eq(r[2], "evil-1 lost-1 nostart-1 (line 4) later-1", "as written")
-  T.eq(r[4], "(line 4) later-1 nostart-1 evil-1 lost-1", "cost ascending, unknown first")
+  T.eq(r[2], "evil-1 lost-1 nostart-1 inplace-1 (line 5) later-1", "as written")
+  T.eq(r[4], "(line 5) later-1 nostart-1 evil-1 inplace-1 lost-1", "cost ascending, unknown first")
   T.eq(r[6][1], "#sort=cost&dir=desc")
-  T.eq(r[6][2], "lost-1 evil-1 nostart-1 (line 4) later-1", "cost descending")
+  T.eq(r[6][2], "lost-1 evil-1 inplace-1 nostart-1 (line 5) later-1", "cost descending")
   T.eq(r[9][1], "lost-1", "text filter")
-  T.eq(r[9][2], "1 of 5 shown")
-  T.eq(r[11], "nostart-1", "status filter from the URL")
-  T.eq(r[13], "lost-1 evil-1 nostart-1 (line 4) later-1", "tokens descending from the URL")
+  T.eq(r[9][2], "1 of 6 shown")
+  T.eq(r[11], "nostart-1 inplace-1", "status filter from the URL")
+  T.eq(r[13], "lost-1 evil-1 inplace-1 nostart-1 (line 5) later-1", "tokens descending from the URL")
 end)
 
 T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
@@ -164,6 +173,78 @@ T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
   T.eq(r[7], "#step-1")
   T.eq(r[10], "lost-1.html")
   T.eq(r[13], "evil-1.html")
+end)
+
+T.test("in the browser: sandbox phases, an in-place eval's error, nothing fetched, not blank", function()
+  local r = B.run{
+    { ["goto"] = B.url(site .. "/t/evil-1.html") },
+    { eval = "document.querySelector('dl.kv').innerText" },
+    { requests = true },
+    { screenshot = tmp .. "/evil.png" },
+    { ["goto"] = B.url(site .. "/t/nostart-1.html") },
+    { eval = "document.querySelector('dl.kv').innerText" },
+    { ["goto"] = B.url(site .. "/t/inplace-1.html") },
+    { eval = "document.getElementById('eval-error').innerText" },
+    { ["goto"] = B.url(site .. "/index.html") },
+    { requests = true },
+    { screenshot = tmp .. "/index.png" },
+    { eval = "[document.querySelectorAll('svg').length, document.querySelectorAll('svg rect').length]" },
+  }
+  T.match(r[2], "image_pull success 3s · container_create success 0s · container_start success 1s · rocklet_ready success 2s")
+  T.match(r[2], "node http://node%-a:8080")
+  T.match(r[2], "setup 1%.00s · agent 2%.00s · eval 3%.00s · total 6%.00s")
+  -- the only request a page makes is for itself (CSS, scripts, plots inline)
+  T.eq(json.encode(r[3]), json.encode({ B.url(site .. "/t/evil-1.html") }), "the trajectory page fetched nothing")
+  T.eq(json.encode(r[10]), json.encode({ B.url(site .. "/index.html") }), "the index fetched nothing")
+  T.match(r[6], "image_pull failed 0s %(pull access denied%) · container_create waiting")
+  T.match(r[8], "eval error: grading: the sandbox died <i>mid%-run</i>")
+  for _, shot in ipairs({ r[4], r[11] }) do
+    T.ok(shot.width == 1280 and shot.bytes > 10000, "a screenshot: " .. json.encode(shot))
+    T.ok(shot.colors >= 8 and shot.nonwhite > 0.03, "not blank: " .. json.encode(shot))
+  end
+  T.eq(r[12][1], 5, "five plots")
+  T.ok(r[12][2] >= 5, "plots have bars: " .. r[12][2])
+end)
+
+-- a DAgger run (issue 20's layout): rounds/<r>/dataset.jsonl, one line a
+-- turn; no trajectories.jsonl of its own, so the tasks are the last round's
+T.test("a DAgger run: per-round resolved, agreement and intervention", function()
+  local d = tmp .. "/dagger"
+  os.execute("mkdir -p " .. q(d .. "/rounds/1") .. " " .. q(d .. "/rounds/2/eval"))
+  local function turns(round, beta, spec) -- spec: {episode, resolved, {executed_by, agree}...}
+    local out = {}
+    for _, ep in ipairs(spec) do
+      for i, tt in ipairs(ep[3]) do
+        out[#out + 1] = json.encode({ task_id = ep[1], episode_id = ep[1] .. "-r" .. round, round = round, beta = beta, turn = i,
+          executed_by = tt[1], agree = tt[2], termination_reason = "finish", resolved = ep[2] })
+      end
+    end
+    return table.concat(out, "\n") .. "\n"
+  end
+  -- round 1 (beta 1): the teacher executes all 4 turns, agrees on 1; 1 of 2 resolved
+  T.write(d .. "/rounds/1/dataset.jsonl", turns(1, 1, { { "a", true, { { "teacher", true }, { "teacher", false } } },
+    { "b", false, { { "teacher", false }, { "teacher", false } } } }))
+  -- round 2 (beta 0.5): 1 of 4 by the teacher, 3 agree; 2 of 2 resolved; one torn line
+  T.write(d .. "/rounds/2/dataset.jsonl", turns(2, 0.5, { { "a", true, { { "student", true }, { "teacher", true } } },
+    { "b", true, { { "student", true }, { "student", false } } } }) .. '{"task_id":"b","tu')
+  T.write(d .. "/rounds/2/trajectories.jsonl", traj("a", { patch = "diff --git a/a b/a\\n+a\\n", eval = { status = "resolved", resolved = true } }) .. "\n" ..
+    traj("b", { patch = "diff --git a/b b/b\n+b\n", eval = { status = "resolved", resolved = true } }) .. "\n")
+  local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d))
+  T.ok(good, o)
+  local r = B.run{
+    { ["goto"] = B.url(d .. "/report/index.html") },
+    { eval = "Array.from(document.querySelectorAll('#rounds tbody tr')).map(function(r){return r.innerText.replace(/\\s+/g,' ')})" },
+    { eval = "Array.from(document.querySelectorAll('#tasks tbody tr')).map(function(r){return r.dataset.id+'='+r.dataset.status}).join(' ')" },
+    { eval = "document.body.innerText.indexOf(\"round 2's\") >= 0" },
+    { eval = "Array.from(document.querySelectorAll('svg rect title')).map(function(t){return t.textContent}).filter(function(t){return /^round/.test(t)})" },
+  }
+  T.eq(r[2][1], "1 1 2 1 (50.0%) 4 25.0% 100.0% 0")
+  T.eq(r[2][2], "2 0.5 2 2 (100.0%) 4 75.0% 25.0% 1")
+  T.eq(r[3], "a=resolved b=resolved", "the last round's tasks")
+  T.eq(r[4], true, "says whose tasks they are")
+  T.eq(#r[5], 6, "three bars a round: " .. json.encode(r[5]))
+  T.eq(r[5][1], "round 1 resolved: 50.0%")
+  T.eq(r[5][6], "round 2 intervention (teacher executed): 25.0%")
 end)
 
 os.execute("rm -rf " .. q(tmp))

@@ -66,6 +66,23 @@ function M.sandbox_limits(t, opts)
   return out
 end
 
+--- A sandbox's start phases as a trajectory keeps them: a list in start
+--- order of {name, status, seconds (whole: the phases' clock is
+--- os.time), message}.
+local PHASE_ORDER = { "image_pull", "container_create", "container_start", "rocklet_ready" }
+function M.phases(ph)
+  if type(ph) ~= "table" then return nil end
+  local out = json.array()
+  for _, name in ipairs(PHASE_ORDER) do
+    local p = ph[name]
+    if type(p) == "table" then
+      out[#out + 1] = { name = name, status = p.status, message = p.message,
+        seconds = p.started_at and p.completed_at and p.completed_at - p.started_at or nil }
+    end
+  end
+  return out
+end
+
 --- Start the task's sandbox and make it ready: the repo at base_commit with
 --- a clean tree (untracked files removed; ignored ones, such as built
 --- extensions, kept), the agent's session open in repo_dir.
@@ -79,7 +96,8 @@ local function setup(t, opts, traj)
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
   traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url } -- a pool's sandbox (rock.fleet): the node it runs on
+    node = sb.node_url, -- a pool's sandbox (rock.fleet): the node it runs on
+    phases = M.phases(sb.phases) }
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
   local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,
@@ -229,6 +247,9 @@ function M.run(t, factory, opts)
   if not ok then
     traj.termination_reason, traj.exit_status = classify(err)
     traj.error = { code = errors.is(err) and err.code or "internal", message = errors.is(err) and err.message or tostring(err) }
+    if not traj.sandbox and type(err) == "table" and err.phases then -- a failed start: how far it got
+      traj.sandbox = { backend = opts.backend, image = t.image, phases = M.phases(err.phases) }
+    end
     if traj.termination_reason == "context_overflow" and sb then
       local dok, d = pcall(require("rock.agent.grading").diff, sb, t)
       if dok then patch = d end

@@ -1,6 +1,8 @@
 --- rock.report.index: the run's index.html. Provenance (run.json, and
 -- what the trajectories say: policies, models, backends, nodes), counts
--- and rates, inline SVG plots, the start failures, and one table row per
+-- and rates, inline SVG plots, DAgger's rounds when the run has them
+-- (resolved rate, teacher agreement and intervention rate per round), the
+-- start failures, and one table row per
 -- task that sorts and filters (html.INDEX_JS; the view is in the URL's
 -- hash, a deep link). Rows are plain HTML, the trajectories' own pages
 -- are separate files loaded when a row's link is followed.
@@ -157,6 +159,29 @@ function M.render(run, R, opts)
   b[#b + 1] = svg.histogram("tokens", toks, "#0891b2")
   b[#b + 1] = svg.histogram("wall time (s)", secs, "#d97706")
   b[#b + 1] = "</div>"
+  -- DAgger's rounds (rock.report.run.rounds)
+  if run.rounds then
+    local groups = {}
+    local rows = { '<h2>DAgger rounds</h2><table id="rounds" style="width:auto"><thead><tr><th>round</th><th>β</th>' ..
+      '<th>episodes</th><th>resolved</th><th>turns</th><th>agreement</th><th>intervention</th><th>unreadable lines</th></tr></thead><tbody>' }
+    local function rate(a, n) return n > 0 and a / n or nil end
+    local function p(x) return x and string.format("%.1f%%", 100 * x) or "-" end
+    for _, e in ipairs(run.rounds) do
+      local res, agr, int = rate(e.resolved, e.episodes), rate(e.agree, e.turns), rate(e.teacher, e.turns)
+      groups[#groups + 1] = { label = "round " .. e.round, values = { res, agr, int } }
+      rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d (%s)</td>' ..
+        '<td class="n">%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td></tr>', e.round, e.round,
+        e.beta and string.format("%.4g", e.beta) or "-", e.episodes, e.resolved, p(res), e.turns, p(agr), p(int), e.bad)
+    end
+    rows[#rows + 1] = "</tbody></table>"
+    if run.tasks_round then
+      rows[#rows + 1] = '<p class="note">The tasks below are round ' .. run.tasks_round .. "'s (rounds/" .. run.tasks_round ..
+        "/trajectories.jsonl): this run directory has no trajectories.jsonl of its own.</p>"
+    end
+    b[#b + 1] = table.concat(rows)
+    b[#b + 1] = '<div class="plots">' .. svg.rates("per round", groups, { { name = "resolved", color = "#15803d" },
+      { name = "teacher agreement", color = "#2563eb" }, { name = "intervention (teacher executed)", color = "#d97706" } }) .. "</div>"
+  end
   -- start failures: aborted before a step, with their error
   local fails = {}
   for _, t in ipairs(tasks) do

@@ -44,7 +44,8 @@ end
 --- pages: a set of instance ids), running (the index says so).
 function M.write(dir, opts)
   opts = opts or {}
-  local t0 = os.clock()
+  local uv = require "luv"
+  local t0 = uv.hrtime()
   local out = opts.out or (dir .. "/report")
   output.mkdir(out .. "/t")
   local run = run_mod.load(dir, { instances = opts.instances })
@@ -63,7 +64,7 @@ function M.write(dir, opts)
   -- the index last: the count of redactions covers every page written
   local page = index.render(run, R, { redactions = R.count, running = opts.running })
   put(out .. "/index.html", page)
-  return { out = out, tasks = #run.tasks, torn = run.torn, seconds = os.clock() - t0, index_bytes = #page,
+  return { out = out, tasks = #run.tasks, torn = run.torn, seconds = (uv.hrtime() - t0) / 1e9, index_bytes = #page,
            redactions = R.count }
 end
 

@@ -4,7 +4,8 @@
 -- silently), summary.json and run.json when present, the instances file
 -- (gold patches, and the tasks that have no trajectory yet: `pending`),
 -- and where each task's eval log is (eval/<id>.log; a log the trajectory
--- names but that is gone is `log_missing`). Each task gets a status:
+-- names but that is gone is `log_missing`), and a DAgger run's rounds
+-- (rounds/<r>/dataset.jsonl and summary.json). Each task gets a status:
 -- resolved, unresolved, empty (empty patch), error (aborted or the eval
 -- failed: not graded), ungraded (no eval), torn, pending.
 local json = require "rock.json"
@@ -48,14 +49,58 @@ function M.file_name(id)
   return (tostring(id):gsub("[^%w_.%-]", "_"):gsub("^%.", "_"))
 end
 
---- Load dir: {dir, tasks = {{id, status, traj, line, torn, log, log_missing, gold, file}}, summary, info, torn}.
+--- The DAgger rounds of dir (recipes/dagger_eval.lua, docs/dagger.md):
+--- rounds/<r>/dataset.jsonl, one line a turn {task_id, episode_id, round,
+--- beta, executed_by, agree, resolved, ...}, read into one entry a round
+--- {round, beta, turns, agree, teacher, episodes, resolved, bad, summary}
+--- (rates are the report's: agree/turns, teacher/turns, resolved/episodes);
+--- nil when dir has no rounds.
+function M.rounds(dir)
+  local list = {}
+  for r = 1, 1000 do
+    local base = dir .. "/rounds/" .. r
+    local data = read(base .. "/dataset.jsonl")
+    local summary = decode(read(base .. "/summary.json") or "")
+    if not data and not summary then break end
+    local e = { round = r, turns = 0, agree = 0, teacher = 0, episodes = 0, resolved = 0, bad = 0, summary = summary }
+    local seen = {}
+    for line in (data or ""):gmatch("[^\n]+") do
+      local d = decode(line)
+      if d then
+        e.turns = e.turns + 1
+        if d.agree == true then e.agree = e.agree + 1 end
+        if d.executed_by == "teacher" then e.teacher = e.teacher + 1 end
+        if type(d.beta) == "number" and not e.beta then e.beta = d.beta end
+        local ep = tostring(d.episode_id or d.task_id)
+        if not seen[ep] then
+          seen[ep] = true
+          e.episodes = e.episodes + 1
+          if d.resolved == true then e.resolved = e.resolved + 1 end
+        end
+      elseif line:find("%S") then
+        e.bad = e.bad + 1
+      end
+    end
+    if not e.beta and summary and type(summary.beta) == "number" then e.beta = summary.beta end
+    list[#list + 1] = e
+  end
+  return #list > 0 and list or nil
+end
+
+--- Load dir: {dir, tasks = {{id, status, traj, line, torn, log, log_missing, gold, file}}, summary, info, torn,
+--- rounds (M.rounds), tasks_round (the round whose trajectories are the tasks when dir has no trajectories.jsonl)}.
 --- opts.instances: a tasks file (JSONL or a JSON list) for gold patches and pending tasks.
 function M.load(dir, opts)
   opts = opts or {}
   local r = { dir = dir, tasks = {}, torn = 0, by_id = {} }
   r.summary = decode(read(dir .. "/summary.json") or "")
   r.info = decode(read(dir .. "/run.json") or "") or {}
+  r.rounds = M.rounds(dir)
   local data = read(dir .. "/trajectories.jsonl")
+  if not data and r.rounds then -- a DAgger run: its last round's trajectories
+    r.tasks_round = #r.rounds
+    data = read(dir .. "/rounds/" .. r.tasks_round .. "/trajectories.jsonl")
+  end
   if not data then r.missing_trajectories = true; data = "" end
   local n, pos = 0, 1
   while pos <= #data do
@@ -111,7 +156,7 @@ function M.load(dir, opts)
     local tr = t.traj
     if tr then
       local ev = type(tr.eval) == "table" and tr.eval or nil
-      local own = dir .. "/eval/" .. f .. ".log"
+      local own = (r.tasks_round and dir .. "/rounds/" .. r.tasks_round or dir) .. "/eval/" .. f .. ".log"
       if tr.instance_id == f and exists(own) then
         t.log = own
       elseif ev and type(ev.log_path) == "string" and exists(ev.log_path) then

@@ -1,5 +1,6 @@
 --- rock.report.svg: the index's plots as inline SVG (no library, no
--- fetch): stacked bars of counts by a label, and histograms of a number.
+-- fetch): stacked bars of counts by a label, histograms of a number, and
+-- grouped bars of rates (0..1) by a label (DAgger's rounds).
 local esc = require("rock.report.html").esc
 
 local M = {}
@@ -39,6 +40,37 @@ function M.bars(title, bars)
       esc(#b.label > 14 and b.label:sub(1, 13) .. "…" or b.label))
   end
   out[#out + 1] = "</svg><figcaption>" .. esc(title) .. "</figcaption></figure>"
+  return table.concat(out)
+end
+
+--- Grouped bars of rates in 0..1: groups = {{label=, values={r1, r2, ...}}},
+--- series = {{name=, color=}, ...} (a value nil is no bar).
+function M.rates(title, groups, series)
+  local out = { string.format('<figure><svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="%s">',
+    W, H, esc(title)) }
+  local n, k = math.max(1, #groups), math.max(1, #series)
+  local gw = (W - 2 * PAD) / n
+  local bw = (gw - 6) / k
+  out[#out + 1] = string.format('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#9ca3af"/><text x="2" y="%d" font-size="10">100%%</text>',
+    PAD, PAD, W - PAD, PAD, PAD + 3)
+  for i, g in ipairs(groups) do
+    local x0 = PAD + (i - 1) * gw + 3
+    for j, sr in ipairs(series) do
+      local v = g.values[j]
+      if type(v) == "number" and v == v then
+        v = math.max(0, math.min(1, v))
+        local h = (H - 2 * PAD) * v
+        out[#out + 1] = string.format('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %.1f%%</title></rect>',
+          x0 + (j - 1) * bw, H - PAD - h, bw - 1, h, sr.color, esc(g.label), esc(sr.name), 100 * v)
+      end
+    end
+    out[#out + 1] = string.format('<text x="%.1f" y="%d" font-size="10" text-anchor="middle">%s</text>', x0 + gw / 2 - 3, H - 8, esc(g.label))
+  end
+  local legend = {}
+  for _, sr in ipairs(series) do
+    legend[#legend + 1] = string.format('<span style="color:%s">&#9632;</span> %s', sr.color, esc(sr.name))
+  end
+  out[#out + 1] = "</svg><figcaption>" .. esc(title) .. ": " .. table.concat(legend, " ") .. "</figcaption></figure>"
   return table.concat(out)
 end
 

@@ -150,6 +150,16 @@ function M.render(t, R, prev, nxt, read)
       str(ms.tokens_sent or 0), str(ms.tokens_received or 0), num(ms.instance_cost) or 0) },
     { "eval", tostring(ev.status or "none") .. (ev.resolved and " (resolved)" or "") },
   }
+  if type(sb.phases) == "table" and #sb.phases > 0 then
+    local ps = {}
+    for _, ph in ipairs(sb.phases) do
+      if type(ph) == "table" then
+        ps[#ps + 1] = tostring(ph.name) .. " " .. tostring(ph.status or "?") .. (num(ph.seconds) and (" " .. str(ph.seconds) .. "s") or "") ..
+          ((ph.status == "failed" or ph.status == "timeout") and ph.message and (" (" .. tostring(ph.message) .. ")") or "")
+      end
+    end
+    table.insert(dl, 4, { "sandbox start", table.concat(ps, " · ") })
+  end
   if type(tr.error) == "table" then dl[#dl + 1] = { "error", tostring(tr.error.code) .. ": " .. tostring(tr.error.message) } end
   if tr.interrupted then dl[#dl + 1] = { "interrupted", "yes (a signal cut it short)" } end
   b[#b + 1] = '<dl class="kv">'
@@ -214,7 +224,9 @@ function M.render(t, R, prev, nxt, read)
   -- the eval
   b[#b + 1] = "<h2>Tests</h2>" .. tests_html(R, ev)
   if type(ev.error) == "table" then
-    b[#b + 1] = '<p class="warn">eval error: ' .. esc(R(tostring(ev.error.code) .. ": " .. tostring(ev.error.message))) .. "</p>"
+    b[#b + 1] = '<p class="warn" id="eval-error">eval error: ' .. esc(R(tostring(ev.error.code) .. ": " .. tostring(ev.error.message))) .. "</p>"
+  elseif type(ev.error) == "string" then -- an in-place eval's error is its text
+    b[#b + 1] = '<p class="warn" id="eval-error">eval error: ' .. esc(R(ev.error)) .. "</p>"
   end
   if t.log then
     local log = read(t.log) or ""
