@@ -247,5 +247,27 @@ T.test("a DAgger run: per-round resolved, agreement and intervention", function(
   T.eq(r[5][6], "round 2 intervention (teacher executed): 25.0%")
 end)
 
+T.test("live: a task's page at once, the next within the window, by the timer", function()
+  local rock = require "rock"
+  local report = require "rock.report"
+  local d = tmp .. "/live"
+  os.execute("mkdir -p " .. q(d))
+  T.write(d .. "/trajectories.jsonl", traj("one", {}) .. "\n")
+  local l = report.live(d, { every = 1 })
+  l:task_done({ instance_id = "one" })
+  T.ok(T.read(d .. "/report/t/one.html"), "the first task's page at once")
+  T.match(T.read(d .. "/report/index.html"), "The run is still going")
+  local f = assert(io.open(d .. "/trajectories.jsonl", "ab"))
+  f:write(traj("two", {}) .. "\n")
+  f:close()
+  l:task_done({ instance_id = "two" })
+  T.ok(not io.open(d .. "/report/t/two.html"), "within the window: not yet")
+  rock.sleep(1.5) -- no other task ends: the timer writes it
+  T.ok(T.read(d .. "/report/t/two.html"), "written when the window ended")
+  T.match(T.read(d .. "/report/index.html"), 'data%-id="two"')
+  l:finish()
+  T.ok(not T.read(d .. "/report/index.html"):find("still going", 1, true), "the final index")
+end)
+
 os.execute("rm -rf " .. q(tmp))
 T.done()

@@ -5,7 +5,8 @@
 -- (CSS, SVG and scripts inline, nothing fetched, from file:// too), every
 -- text redacted (rock.report.redact) and escaped (rock.report.html).
 -- M.live(dir, opts) is the agent recipe's: a task's page as it ends, the
--- index refreshed at most every few seconds, the whole report at the end.
+-- index refreshed at most every few seconds (and at the latest then), the
+-- whole report at the end.
 local run_mod = require "rock.report.run"
 local redact = require "rock.report.redact"
 local index = require "rock.report.index"
@@ -98,29 +99,52 @@ function M.git_revision(path)
 end
 
 --- A live report of a run in dir: l:task_done(traj) writes that task's
---- page and the index (at most every opts.every seconds, default 2);
---- l:finish() writes the whole report. opts: out, instances, secrets, every. Failures are logged, never fatal:
---- the report must not stop the run.
+--- page and the index, at once or, within opts.every seconds (default 2)
+--- of the last write, when that window ends (a timer): the index is never
+--- more than a window behind. The window grows to 10 times the last
+--- write's seconds, so a big run spends at most about a tenth of its time
+--- on the live report. l:finish() writes the whole report.
+--- opts: out, instances, secrets, every. Failures are logged, never
+--- fatal: the report must not stop the run.
 function M.live(dir, opts)
   opts = opts or {}
   local uv = require "luv"
   local log = require "rock.log"
-  local l = { last = -math.huge, pending = {} }
+  local l = { last = -math.huge, pending = {}, window = opts.every or 2 }
+  local timer
+  local function now() return uv.hrtime() / 1e9 end
   local function try(f, ...)
     local ok, err = pcall(f, ...)
     if not ok then log.warn("report", "%s", tostring(err)) end
+    return ok and err or nil
+  end
+  local function flush()
+    if not next(l.pending) then return end
+    local only = l.pending
+    l.pending = {}
+    local t0 = now()
+    try(M.write, dir, { out = opts.out, instances = opts.instances, secrets = opts.secrets, only = only, running = true })
+    l.last = now()
+    l.window = math.max(opts.every or 2, 10 * (l.last - t0))
+    l.writes = (l.writes or 0) + 1
   end
   function l:task_done(traj)
     if type(traj) ~= "table" or type(traj.instance_id) ~= "string" then return end
     self.pending[traj.instance_id] = true
-    local now = uv.hrtime() / 1e9
-    if now - self.last < (opts.every or 2) then return end
-    self.last = now
-    local only = self.pending
-    self.pending = {}
-    try(M.write, dir, { out = opts.out, instances = opts.instances, secrets = opts.secrets, only = only, running = true })
+    local wait = self.last + self.window - now()
+    if wait <= 0 then return flush() end
+    if not timer then
+      timer = uv.new_timer()
+      timer:start(math.ceil(wait * 1000), 0, function()
+        timer:close()
+        timer = nil
+        flush()
+      end)
+    end
   end
   function l:finish()
+    if timer then timer:stop(); timer:close(); timer = nil end
+    self.pending = {}
     try(M.write, dir, { out = opts.out, instances = opts.instances, secrets = opts.secrets })
   end
   return l
