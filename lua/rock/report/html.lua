@@ -48,13 +48,14 @@ function parse(){var h={};location.hash.replace(/^#/,'').split('&').forEach(func
 function apply(){var h=parse(),key=h.sort||'',dir=h.dir==='desc'?-1:1,status=h.status||'',text=(h.q||'').toLowerCase();
  st.value=status;q.value=h.q||'';
  Array.prototype.forEach.call(tb.tHead.rows[0].cells,function(c){c.className=c.dataset.k===key?(dir<0?'desc':'asc'):'';});
- var list=rows.slice();
+ var list=rows;
  if(key){var num=tb.tHead.querySelector('th[data-k="'+key+'"]');num=num&&num.dataset.t==='n';
-  list.sort(function(a,b){var x=a.dataset[key]||'',y=b.dataset[key]||'';
-   if(num){x=x===''?-Infinity:+x;y=y===''?-Infinity:+y;return (x-y)*dir||0;}
-   return x<y?-dir:x>y?dir:0;});}
- var n=0;list.forEach(function(r){var ok=(!status||r.dataset.status===status)&&(!text||r.dataset.text.indexOf(text)>=0);
-  r.hidden=!ok;if(ok)n++;body.appendChild(r);});
+  var ks=rows.map(function(r,i){var v=r.getAttribute('data-'+key)||'';return {r:r,i:i,v:num?(v===''?-Infinity:+v):v};});
+  ks.sort(function(a,b){var c=num?(a.v-b.v)*dir:(a.v<b.v?-dir:a.v>b.v?dir:0);return c||a.i-b.i;});
+  list=ks.map(function(k){return k.r;});}
+ var n=0,frag=document.createDocumentFragment();list.forEach(function(r){var ok=(!status||r.getAttribute('data-status')===status)&&
+  (!text||r.getAttribute('data-text').indexOf(text)>=0);
+  if(r.hidden===ok)r.hidden=!ok;if(ok)n++;frag.appendChild(r);});body.appendChild(frag);
  shown.textContent=n+' of '+rows.length+' shown';}
 function set(k,v){var h=parse();if(v)h[k]=v;else delete h[k];
  var s=Object.keys(h).map(function(x){return encodeURIComponent(x)+'='+encodeURIComponent(h[x]);}).join('&');

@@ -36,7 +36,7 @@ local function pct(n, total) return total > 0 and string.format("%.1f%%", 100 * 
 -- the values a row shows and sorts by
 function M.row_values(t)
   local tr = t.traj or {}
-  local st = type(tr.steps) == "table" and #tr.steps or nil
+  local st = num(tr.nsteps)
   local ms = type(tr.model_stats) == "table" and tr.model_stats or {}
   local tm = type(tr.timings) == "table" and tr.timings or {}
   local sb = type(tr.sandbox) == "table" and tr.sandbox or {}
@@ -186,7 +186,7 @@ function M.render(run, R, opts)
   local fails = {}
   for _, t in ipairs(tasks) do
     local tr = t.traj
-    if tr and t.status == "error" and (type(tr.steps) ~= "table" or #tr.steps == 0) and type(tr.error) == "table" then
+    if tr and t.status == "error" and (tr.nsteps or 0) == 0 and type(tr.error) == "table" then
       fails[#fails + 1] = string.format('<li><a href="t/%s.html">%s</a>: <code>%s</code> %s</li>', esc(t.file), esc(R(t.id)),
         esc(R(tostring(tr.error.code or tr.exit_status or "error"))), esc(R(tostring(tr.error.message or ""))))
     end

@@ -39,7 +39,7 @@ function M.redactor(info, extra)
   return redact.new(secrets)
 end
 
---- Write the report of run dir; returns {out, tasks, torn, seconds, index_bytes, redactions}.
+--- Write the report of run dir; returns {out, tasks, pages, torn, seconds, index_bytes, redactions}.
 --- opts: out (default dir/report), instances (a tasks file), secrets
 --- (more values to hide), only (write only the index and these tasks'
 --- pages: a set of instance ids), running (the index says so).
@@ -51,21 +51,20 @@ function M.write(dir, opts)
   output.mkdir(out .. "/t")
   local run = run_mod.load(dir, { instances = opts.instances })
   local R = M.redactor(run.info, opts.secrets)
-  local pages = {}
+  local pages = 0
   for i, t in ipairs(run.tasks) do
-    if not opts.only or opts.only[t.id] then
+    if (t.traj or t.torn) and (not opts.only or opts.only[t.id]) then
       local prev, nxt = run.tasks[i - 1], run.tasks[i + 1]
-      if t.traj or t.torn then
-        pages[#pages + 1] = { out .. "/t/" .. t.file .. ".html",
-          trajectory.render(t, R, prev and (prev.traj or prev.torn) and prev.file, nxt and (nxt.traj or nxt.torn) and nxt.file, run_mod.read) }
-      end
+      local view = setmetatable({ traj = run_mod.full(t) }, { __index = t }) -- the whole trajectory, for this page only
+      put(out .. "/t/" .. t.file .. ".html", trajectory.render(view, R, prev and (prev.traj or prev.torn) and prev.file,
+        nxt and (nxt.traj or nxt.torn) and nxt.file, run_mod.read))
+      pages = pages + 1
     end
   end
-  for _, p in ipairs(pages) do put(p[1], p[2]) end
   -- the index last: the count of redactions covers every page written
   local page = index.render(run, R, { redactions = R.count, running = opts.running })
   put(out .. "/index.html", page)
-  return { out = out, tasks = #run.tasks, torn = run.torn, seconds = (uv.hrtime() - t0) / 1e9, index_bytes = #page,
+  return { out = out, tasks = #run.tasks, pages = pages, torn = run.torn, seconds = (uv.hrtime() - t0) / 1e9, index_bytes = #page,
            redactions = R.count }
 end
 

@@ -83,17 +83,26 @@ function M.new(secrets)
         bump(c)
       end
     end
-    s, n = s:gsub("%f[%w]sk%-[%w%-_]+", function(k)
-      if #k >= 19 then return "sk-" .. M.MARK end
-    end)
-    -- gsub counts every match, the kept ones too: count the marks instead
-    if n > 0 then local _, m = s:gsub("sk%-%[REDACTED%]", ""); bump(m) end
-    s, n = s:gsub(AUTH, function(sep)
-      return "Authorization" .. sep .. M.MARK
-    end)
-    bump(n)
-    s, n = s:gsub(BEARER, function(sp) return "Bearer" .. sp .. M.MARK end)
-    bump(n)
+    -- the patterns only where a plain search (fast: memchr) finds their
+    -- start: most text has none, and a pattern scan of every byte costs
+    if s:find("sk-", 1, true) then
+      s, n = s:gsub("%f[%w]sk%-[%w%-_]+", function(k)
+        if #k >= 19 then return "sk-" .. M.MARK end
+      end)
+      -- gsub counts every match, the kept ones too: count the marks instead
+      if n > 0 then local _, m = s:gsub("sk%-%[REDACTED%]", ""); bump(m) end
+    end
+    local low = s:lower()
+    if low:find("authorization", 1, true) then
+      s, n = s:gsub(AUTH, function(sep)
+        return "Authorization" .. sep .. M.MARK
+      end)
+      bump(n)
+    end
+    if low:find("bearer", 1, true) then
+      s, n = s:gsub(BEARER, function(sp) return "Bearer" .. sp .. M.MARK end)
+      bump(n)
+    end
     return s
   end })
   return r

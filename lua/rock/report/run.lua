@@ -43,6 +43,25 @@ function M.status(t)
   return "unresolved"
 end
 
+--- What the index needs of a trajectory: it without its messages, steps
+--- and submission (nsteps: how many steps). A run's tasks keep this and
+--- their raw line (M.full decodes it again for the task's own page), so
+--- a big run's memory is about its trajectories.jsonl, not the decoded
+--- tables of every trajectory at once.
+function M.light(t)
+  local l = {}
+  for k, v in pairs(t) do
+    if k ~= "messages" and k ~= "steps" and k ~= "submission" then l[k] = v end
+  end
+  l.nsteps = type(t.steps) == "table" and #t.steps or nil
+  return l
+end
+
+--- The whole trajectory of a loaded task (nil for one without a trajectory).
+function M.full(task)
+  return task.raw and decode(task.raw) or nil
+end
+
 --- A file's name for an instance id: the characters task ids may hold,
 --- others as _ (a hostile id cannot leave the directory).
 function M.file_name(id)
@@ -87,7 +106,7 @@ function M.rounds(dir)
   return #list > 0 and list or nil
 end
 
---- Load dir: {dir, tasks = {{id, status, traj, line, torn, log, log_missing, gold, file}}, summary, info, torn,
+--- Load dir: {dir, tasks = {{id, status, traj (M.light), raw, line, torn, log, log_missing, gold, file}}, summary, info, torn,
 --- rounds (M.rounds), tasks_round (the round whose trajectories are the tasks when dir has no trajectories.jsonl)}.
 --- opts.instances: a tasks file (JSONL or a JSON list) for gold patches and pending tasks.
 function M.load(dir, opts)
@@ -112,7 +131,7 @@ function M.load(dir, opts)
       local t = decode(line)
       local task
       if t and type(t.instance_id) == "string" then
-        task = { id = t.instance_id, traj = t, line = n, status = M.status(t) }
+        task = { id = t.instance_id, traj = M.light(t), raw = line, line = n, status = M.status(t) }
       else
         r.torn = r.torn + 1
         task = { id = "(line " .. n .. ")", line = n, torn = true, status = "torn", bytes = #line,
