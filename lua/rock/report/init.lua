@@ -55,7 +55,7 @@ function M.write(dir, opts)
   for i, t in ipairs(run.tasks) do
     if (t.traj or t.torn) and (not opts.only or opts.only[t.id]) then
       local prev, nxt = run.tasks[i - 1], run.tasks[i + 1]
-      local view = setmetatable({ traj = run_mod.full(t) }, { __index = t }) -- the whole trajectory, for this page only
+      local view = setmetatable({ traj = run_mod.full(run, t) }, { __index = t }) -- the whole trajectory, for this page only
       put(out .. "/t/" .. t.file .. ".html", trajectory.render(view, R, prev and (prev.traj or prev.torn) and prev.file,
         nxt and (nxt.traj or nxt.torn) and nxt.file, run_mod.read))
       pages = pages + 1

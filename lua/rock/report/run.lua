@@ -45,9 +45,8 @@ end
 
 --- What the index needs of a trajectory: it without its messages, steps
 --- and submission (nsteps: how many steps). A run's tasks keep this and
---- their raw line (M.full decodes it again for the task's own page), so
---- a big run's memory is about its trajectories.jsonl, not the decoded
---- tables of every trajectory at once.
+--- where their line is (M.full reads and decodes it again for the task's
+--- own page), so a big run is never in memory whole.
 function M.light(t)
   local l = {}
   for k, v in pairs(t) do
@@ -57,9 +56,16 @@ function M.light(t)
   return l
 end
 
---- The whole trajectory of a loaded task (nil for one without a trajectory).
-function M.full(task)
-  return task.raw and decode(task.raw) or nil
+--- The whole trajectory of a task of run (M.load's), read again from its
+--- line (nil for a task without a trajectory, or a file changed under it).
+function M.full(run, task)
+  if not task.at then return nil end
+  local f = io.open(run.path, "rb")
+  if not f then return nil end
+  f:seek("set", task.at)
+  local line = f:read(task.len)
+  f:close()
+  return line and decode(line) or nil
 end
 
 --- A file's name for an instance id: the characters task ids may hold,
@@ -106,7 +112,7 @@ function M.rounds(dir)
   return #list > 0 and list or nil
 end
 
---- Load dir: {dir, tasks = {{id, status, traj (M.light), raw, line, torn, log, log_missing, gold, file}}, summary, info, torn,
+--- Load dir: {dir, path (its trajectories.jsonl), tasks = {{id, status, traj (M.light), at, len (the line's offset and length), line, torn, log, log_missing, gold, file}}, summary, info, torn,
 --- rounds (M.rounds), tasks_round (the round whose trajectories are the tasks when dir has no trajectories.jsonl)}.
 --- opts.instances: a tasks file (JSONL or a JSON list) for gold patches and pending tasks.
 function M.load(dir, opts)
@@ -115,23 +121,28 @@ function M.load(dir, opts)
   r.summary = decode(read(dir .. "/summary.json") or "")
   r.info = decode(read(dir .. "/run.json") or "") or {}
   r.rounds = M.rounds(dir)
-  local data = read(dir .. "/trajectories.jsonl")
-  if not data and r.rounds then -- a DAgger run: its last round's trajectories
+  r.path = dir .. "/trajectories.jsonl"
+  local f = io.open(r.path, "rb")
+  if not f and r.rounds then -- a DAgger run: its last round's trajectories
     r.tasks_round = #r.rounds
-    data = read(dir .. "/rounds/" .. r.tasks_round .. "/trajectories.jsonl")
+    r.path = dir .. "/rounds/" .. r.tasks_round .. "/trajectories.jsonl"
+    f = io.open(r.path, "rb")
   end
-  if not data then r.missing_trajectories = true; data = "" end
-  local n, pos = 0, 1
-  while pos <= #data do
-    local nl = data:find("\n", pos, true)
-    local line = data:sub(pos, (nl or #data + 1) - 1)
+  if not f then r.missing_trajectories = true end
+  -- line by line (the file whole is never in memory), each task keeping
+  -- where its line is (M.full reads it again)
+  local n, offset = 0, 0
+  for raw in (f and f:lines("L") or function() end) do
     n = n + 1
-    pos = (nl or #data) + 1
+    local nl = raw:sub(-1) == "\n"
+    local line = nl and raw:sub(1, -2) or raw
+    local at = offset
+    offset = offset + #raw
     if line:find("%S") then
       local t = decode(line)
       local task
       if t and type(t.instance_id) == "string" then
-        task = { id = t.instance_id, traj = M.light(t), raw = line, line = n, status = M.status(t) }
+        task = { id = t.instance_id, traj = M.light(t), at = at, len = #line, line = n, status = M.status(t) }
       else
         r.torn = r.torn + 1
         task = { id = "(line " .. n .. ")", line = n, torn = true, status = "torn", bytes = #line,
@@ -146,6 +157,7 @@ function M.load(dir, opts)
       r.by_id[task.id] = task
     end
   end
+  if f then f:close() end
   if opts.instances then
     local txt = read(opts.instances)
     if not txt then error("report: cannot read " .. opts.instances, 0) end
