@@ -127,7 +127,12 @@ function M.report(argv)
     io.stderr:write("rock report: RUN_DIR is required\nusage: ", usage, "\n")
     os.exit(2)
   end
-  dir = dir:gsub("/+$", "")
+  dir = dir:gsub("(.)/+$", "%1")
+  local st = require("luv").fs_stat(dir)
+  if not st or st.type ~= "directory" then
+    io.stderr:write("rock report: ", dir, " is not a run directory (", st and "not a directory" or "no such directory", ")\n")
+    os.exit(2)
+  end
   local r = require("rock.report").write(dir, { out = o.out, instances = o.instances })
   print(string.format("rock report: %d task(s)%s, %d redaction(s), %.2fs: %s/index.html", r.tasks,
     r.torn > 0 and string.format(" (%d torn line(s))", r.torn) or "", r.redactions, r.seconds, r.out))

@@ -21,6 +21,7 @@ local BEARER = "tok_abcdefgh1234567890"
 local ENV_SECRET = "envSecret-9f8e7d6c5b4a"
 local SCRIPT = "<script>window.__pwned=1</script>"
 local IMG = '<img src=x onerror="window.__pwned=2">'
+local ENV_LINE = "GITHUB_TOKEN=ghp_envAssigned0123456789" -- as `env` in the sandbox prints it
 
 local function traj(id, fields)
   local t = { instance_id = id, policy = "replay", model = "replay", termination_reason = "finish",
@@ -38,7 +39,7 @@ local lines = {
       { role = "assistant", content = "I will print " .. SCRIPT, tool_calls = { { id = "c1", type = "function",
         ["function"] = { name = "bash", arguments = json.encode({ command = "curl -H 'Authorization: Bearer " .. BEARER .. "' x" }) } } } },
       { role = "tool", tool_call_id = "c1", content = "<returncode>0</returncode><output>key " .. KEY ..
-        " env " .. ENV_SECRET .. "\n<elided_chars>42 characters elided</elided_chars></output>" },
+        " env " .. ENV_SECRET .. "\n" .. ENV_LINE .. "\nPATH=/usr/bin\n<elided_chars>42 characters elided</elided_chars></output>" },
       { role = "assistant", content = "", tool_calls = { { id = "c2", type = "function", ["function"] = { name = "submit", arguments = "{}" } } } },
       { role = "tool", tool_call_id = "c2", content = "submitted" } },
     steps = { { action = { tool = "bash", command = "curl -H 'Authorization: Bearer " .. BEARER .. "' x" }, observation_message = 3,
@@ -80,13 +81,21 @@ T.test("rock report writes the site and says what it did", function()
   T.ok(not io.open(site .. "/t/later-1.html"), "a pending task has no page")
 end)
 
+T.test("rock report refuses what is not a run directory, and makes nothing", function()
+  local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(tmp .. "/no/such") .. " 2>&1")
+  T.ok(not good, o)
+  T.match(o, "is not a run directory %(no such directory%)")
+  T.ok(not io.open(tmp .. "/no"), "nothing made")
+end)
+
 T.test("no file of the report holds a secret, and no raw script", function()
   local all = T.sh("cat " .. q(site) .. "/index.html " .. q(site) .. "/t/*.html")
-  for _, s in ipairs({ KEY, BEARER, ENV_SECRET, "<script>window", "<img src=x", "<b>not</b>", "<b>bold", "<i>mid-run" }) do
+  for _, s in ipairs({ KEY, BEARER, ENV_SECRET, "ghp_envAssigned", "<script>window", "<img src=x", "<b>not</b>", "<b>bold", "<i>mid-run" }) do
     T.ok(not all:find(s, 1, true), "the report holds " .. s)
   end
   T.ok(all:find("&lt;script&gt;window.__pwned=1&lt;/script&gt;", 1, true), "the script is shown as text")
   T.ok(all:find("sk-[REDACTED]", 1, true) and all:find("Authorization: [REDACTED]", 1, true), "keys are marked")
+  T.ok(all:find("GITHUB_TOKEN=[REDACTED]", 1, true) and all:find("PATH=/usr/bin", 1, true), "a secret assignment only")
 end)
 
 T.test("in the browser: escaped, redacted, and nothing injected runs", function()
@@ -149,6 +158,7 @@ T.test("in the browser: the table sorts and filters, by clicks and by deep link"
     { click = "#f-q" }, { type = "lost" }, { eval = "[" .. ids .. ", document.getElementById('shown').textContent]" },
     { ["goto"] = B.url(site .. "/index.html", "#status=error") }, { eval = ids },
     { ["goto"] = B.url(site .. "/index.html", "#sort=tokens&dir=desc&status=") }, { eval = ids },
+    { ["goto"] = B.url(site .. "/index.html", "#sort=%22%5D%3Cx&q=evil") }, { eval = ids },
   }
   T.eq(r[2], "evil-1 lost-1 nostart-1 inplace-1 (line 5) later-1", "as written")
   T.eq(r[4], "(line 5) later-1 nostart-1 evil-1 inplace-1 lost-1", "cost ascending, unknown first")
@@ -158,6 +168,7 @@ T.test("in the browser: the table sorts and filters, by clicks and by deep link"
   T.eq(r[9][2], "1 of 6 shown")
   T.eq(r[11], "nostart-1 inplace-1", "status filter from the URL")
   T.eq(r[13], "lost-1 evil-1 inplace-1 nostart-1 (line 5) later-1", "tokens descending from the URL")
+  T.eq(r[15], "evil-1", "a hostile sort key in the URL is ignored, the rest applies")
 end)
 
 T.test("trajectory pages: j/k move between steps, h/l between tasks", function()

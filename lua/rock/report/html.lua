@@ -45,7 +45,8 @@ var tb=document.getElementById('tasks'),body=tb.tBodies[0],rows=Array.prototype.
 var st=document.getElementById('f-status'),q=document.getElementById('f-q'),shown=document.getElementById('shown');
 function parse(){var h={};location.hash.replace(/^#/,'').split('&').forEach(function(p){if(!p)return;var i=p.indexOf('=');
  h[decodeURIComponent(i<0?p:p.slice(0,i))]=i<0?'':decodeURIComponent(p.slice(i+1));});return h;}
-function apply(){var h=parse(),key=h.sort||'',dir=h.dir==='desc'?-1:1,status=h.status||'',text=(h.q||'').toLowerCase();
+var keys=Array.prototype.map.call(tb.tHead.rows[0].cells,function(c){return c.dataset.k;});
+function apply(){var h=parse(),key=keys.indexOf(h.sort)>=0?h.sort:'',dir=h.dir==='desc'?-1:1,status=h.status||'',text=(h.q||'').toLowerCase();
  st.value=status;q.value=h.q||'';
  Array.prototype.forEach.call(tb.tHead.rows[0].cells,function(c){c.className=c.dataset.k===key?(dir<0?'desc':'asc'):'';});
  var list=rows;

@@ -3,7 +3,9 @@
 -- environment whose names say key, token, secret or password) and
 -- anything shaped like a key whatever its source: `sk-...` (16 characters
 -- or more after the dash), `Bearer <token>` and the value after
--- `Authorization:` (or `"Authorization": "..."`, as JSON writes it).
+-- `Authorization:` (or `"Authorization": "..."`, as JSON writes it), and
+-- the value of an environment assignment whose name says secret
+-- (`GITHUB_TOKEN=...`, as `env` in a sandbox prints it).
 -- It counts what it replaced, so the report can say it was redacted.
 local M = {}
 
@@ -91,6 +93,12 @@ function M.new(secrets)
       end)
       -- gsub counts every match, the kept ones too: count the marks instead
       if n > 0 then local _, m = s:gsub("sk%-%[REDACTED%]", ""); bump(m) end
+    end
+    -- an environment assignment of a secret (`env` run by the agent): GITHUB_TOKEN=...
+    if s:find("=", 1, true) then
+      s, n = s:gsub("(%u[%u%d_]*)=([^%s\"'<]+)", function(name, v)
+        if #v >= 6 and v ~= M.MARK and M.secret_name(name) then bump(1); return name .. "=" .. M.MARK end
+      end)
     end
     local low = s:lower()
     if low:find("authorization", 1, true) then
