@@ -64,7 +64,7 @@ local lines = {
 }
 T.write(run .. "/trajectories.jsonl", table.concat(lines, "\n") .. "\n" .. '{"instance_id":"torn-1","messages":[{"ro')
 T.write(run .. "/eval/evil-1.log", "=== rock: eval\n============================= test session starts ==============\n" ..
-  "t::a PASSED <b>bold</b>\n>>>>> Test Exit Code: 0\n=== rock: done\n")
+  "t::a PASSED <b>bold</b>\n>>>>> Test Exit Code: 0\n=== rock: 512 bytes of the eval log elided (it has 9000; the first and last 4096 are kept) ===\n=== rock: done\n")
 T.write(tmp .. "/instances.jsonl", json.encode({ instance_id = "evil-1", patch = "diff --git a/x.py b/x.py\n+gold = 1\n" }) .. "\n" ..
   json.encode({ instance_id = "later-1" }) .. "\n")
 
@@ -121,7 +121,7 @@ T.test("in the browser: escaped, redacted, and nothing injected runs", function(
   T.eq(r[4][2], true, "the gold patch beside it")
   T.eq(r[4][3], true, "the eval log's test section")
   T.eq(r[4][4], 2, "FAIL_TO_PASS and PASS_TO_PASS rows")
-  T.eq(r[4][5], 1, "the elision mark")
+  T.eq(r[4][5], 2, "the elision marks: the observation's, the eval log's")
   T.eq(r[6][1], "undefined")
   T.ok(tonumber(r[6][2]) >= 3, "the index counts the redactions: " .. tostring(r[6][2]))
 end)
@@ -178,12 +178,16 @@ T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
     { key = "k" }, { eval = "location.hash" },
     { key = "l" }, { sleep = 300 }, { eval = "location.pathname.replace(/.*\\//, '')" },
     { key = "h" }, { sleep = 300 }, { eval = "location.pathname.replace(/.*\\//, '')" },
+    { click = "#stepnav a[href='#step-2']" }, { sleep = 100 },
+    { eval = "[location.hash, document.querySelector('.step.cur').id, document.getElementById('pos').textContent, " ..
+             "Array.from(document.querySelectorAll('#stepnav a')).map(function(a){return a.className}).join(' ')]" },
   }
   T.eq(r[5][1], "#step-2", "j stops at the last step")
   T.eq(r[5][2], "step 2 of 2")
   T.eq(r[7], "#step-1")
   T.eq(r[10], "lost-1.html")
   T.eq(r[13], "evil-1.html")
+  T.eq(json.encode(r[16]), json.encode({ "#step-2", "step-2", "step 2 of 2", "rc0 rc0" }), "the navigator's link to step 2")
 end)
 
 T.test("in the browser: sandbox phases, an in-place eval's error, nothing fetched, not blank", function()

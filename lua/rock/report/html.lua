@@ -33,6 +33,7 @@ pre{background:var(--pan);border:1px solid var(--bd);border-radius:4px;padding:6
 .step h3{font-size:14px;margin:0 0 4px}.act{background:#eef4ff}.rc0{color:var(--ok)}.rcx{color:var(--bad)}.elided{background:#fde68a;color:#713f12;font-weight:600}
 .diff .a{color:#166534;background:#ecfdf3}.diff .d{color:#991b1b;background:#fef2f2}.diff .h{color:#1d4ed8}.diff .f{font-weight:700}
 .twocol{display:grid;grid-template-columns:1fr 1fr;gap:10px}.nav{position:sticky;top:0;background:var(--bg);padding:4px 0;border-bottom:1px solid var(--bd);z-index:2}
+.stepnav{position:static;font-size:12px;max-height:4.5em;overflow:auto}.stepnav a{text-decoration:none;padding:0 2px}
 .pass{color:var(--ok)}.fail{color:var(--bad)}
 ]]
 
@@ -78,7 +79,8 @@ var steps=Array.prototype.slice.call(document.querySelectorAll('.step')),cur=-1;
 function go(i){if(!steps.length)return;i=Math.max(0,Math.min(steps.length-1,i));if(cur>=0)steps[cur].classList.remove('cur');
  cur=i;steps[i].classList.add('cur');steps[i].scrollIntoView({block:'start'});history.replaceState(null,'','#'+steps[i].id);
  var p=document.getElementById('pos');if(p)p.textContent='step '+(i+1)+' of '+steps.length;}
-var m=/^#step-(\d+)$/.exec(location.hash);if(m)go(+m[1]-1);
+function fromHash(){var m=/^#step-(\d+)$/.exec(location.hash);if(m&&+m[1]-1!==cur)go(+m[1]-1);}
+fromHash();window.addEventListener('hashchange',fromHash);
 document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.ctrlKey||e.metaKey||e.altKey)return;
  var k=e.key;if(k==='j'||k==='ArrowDown'&&e.shiftKey)go(cur+1);else if(k==='k'||k==='ArrowUp'&&e.shiftKey)go(cur-1);
  else if(k==='h'||k==='l'){var a=document.getElementById(k==='h'?'prev':'next');if(a&&a.href)location.href=a.href;}});

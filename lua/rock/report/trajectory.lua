@@ -1,6 +1,6 @@
 --- rock.report.trajectory: one task's page (t/<id>.html). A step
--- navigator (j/k between steps, h/l to the previous / next task: the
--- html.TRAJ_JS keys), the messages before the first step (system, task),
+-- navigator (a link a step, coloured by its return code; j/k between
+-- steps, h/l to the previous / next task: the html.TRAJ_JS keys), the messages before the first step (system, task),
 -- then every step: its messages coloured by role, the exact action, the
 -- observation with its return code and elision marks, seconds, tokens and
 -- cost; the final patch as a diff beside the gold patch when known;
@@ -25,7 +25,11 @@ end
 -- text (redacted, escaped) with elision marks highlighted
 local function text_html(R, s)
   s = esc(R(tostring(s or "")))
-  s = s:gsub("&lt;elided_chars&gt;(.-)&lt;/elided_chars&gt;", '<span class="elided">&lt;elided_chars&gt;%1&lt;/elided_chars&gt;</span>')
+  if s:find("elided", 1, true) then
+    s = s:gsub("&lt;elided_chars&gt;(.-)&lt;/elided_chars&gt;", '<span class="elided">&lt;elided_chars&gt;%1&lt;/elided_chars&gt;</span>')
+    -- an eval log cut to its head and tail (rock.agent.grading)
+    s = s:gsub("(=== rock: %d+ bytes of the eval log elided[^\n]*)", '<span class="elided">%1</span>')
+  end
   return s
 end
 
@@ -133,6 +137,17 @@ function M.render(t, R, prev, nxt, read)
     return html.page(id, table.concat(b), html.TRAJ_JS)
   end
   local tr = t.traj or {}
+  -- the step navigator: a link a step, coloured by its return code
+  local steps_list = type(tr.steps) == "table" and tr.steps or {}
+  if #steps_list > 0 then
+    local nav = { '<div class="nav stepnav" id="stepnav">steps:' }
+    for i, st in ipairs(steps_list) do
+      local rc = type(st) == "table" and math.tointeger(st.exit_code)
+      nav[#nav + 1] = string.format(' <a href="#step-%d" class="%s">%d</a>', i, rc == 0 and "rc0" or "rcx", i)
+    end
+    nav[#nav + 1] = "</div>"
+    b[#b + 1] = table.concat(nav)
+  end
   local ms = type(tr.model_stats) == "table" and tr.model_stats or {}
   local tm = type(tr.timings) == "table" and tr.timings or {}
   local sb = type(tr.sandbox) == "table" and tr.sandbox or {}
