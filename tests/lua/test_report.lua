@@ -126,6 +126,23 @@ T.test("in the browser: escaped, redacted, and nothing injected runs", function(
   T.ok(tonumber(r[6][2]) >= 3, "the index counts the redactions: " .. tostring(r[6][2]))
 end)
 
+T.test("in the browser: were the escaping broken, the page's CSP still runs no injected script", function()
+  -- the evil page with its escaped <script> and <img onerror> put back raw
+  local page = T.read(site .. "/t/evil-1.html")
+  local raw = page:gsub("&lt;script&gt;window%.__pwned=1&lt;/script&gt;", SCRIPT)
+    :gsub("&lt;img src=x onerror=&quot;window%.__pwned=2&quot;&gt;", IMG)
+  T.ok(raw ~= page and raw:find(SCRIPT, 1, true) and raw:find(IMG, 1, true), "the raw injection is in the copy")
+  T.write(tmp .. "/broken.html", raw)
+  local r = B.run{
+    { ["goto"] = B.url(tmp .. "/broken.html") }, { sleep = 200 },
+    { eval = "[String(window.__pwned), document.scripts.length, document.images.length, document.querySelectorAll('.step').length]" },
+    { key = "j" }, { eval = "location.hash" },
+  }
+  T.eq(r[3][1], "undefined", "the injected script and handler were blocked")
+  T.ok(r[3][2] >= 2 and r[3][3] >= 1, "they are in the page: " .. json.encode(r[3]))
+  T.eq(r[5], "#step-1", "the page's own script (its nonce) runs")
+end)
+
 T.test("in the browser: torn line, missing log, start failure, pending task", function()
   local r = B.run{
     { ["goto"] = B.url(site .. "/index.html") },

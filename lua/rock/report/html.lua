@@ -1,5 +1,6 @@
 --- rock.report.html: escaping and the page shell every report page shares
--- (its CSS and scripts inline: a page fetches nothing, from file:// too).
+-- (its CSS and scripts inline: a page fetches nothing, from file:// too;
+-- its Content-Security-Policy lets only its own script run, by a nonce).
 -- esc() is the only way text reaches a page: &, <, >, " and ' become
 -- entities, so a trajectory's `<script>` is shown, never run.
 local M = {}
@@ -87,15 +88,28 @@ document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e
 })();
 ]]
 
+-- a fresh nonce a page (/dev/urandom): what a trajectory holds was written
+-- before it, so an injected <script> cannot carry it
+local function nonce()
+  local f = io.open("/dev/urandom", "rb")
+  local bytes = f and f:read(18)
+  if f then f:close() end
+  if not bytes or #bytes < 18 then error("report: cannot read /dev/urandom", 0) end
+  return (require("rock.core").base64_encode(bytes):gsub("[+/=]", ""))
+end
+
 --- A whole page: title (text), body (HTML), script (JS or nil).
 function M.page(title, body, script)
+  local n = nonce()
   return table.concat({ '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width,initial-scale=1">',
-    -- nothing may be fetched, and no script but the page's own may run
+    -- nothing may be fetched, and no script runs but the page's own (its
+    -- nonce): were text ever to escape esc(), an injected <script> or
+    -- onerror= handler would still not run
     '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'; ',
-    'script-src \'unsafe-inline\'; img-src data:">',
+    "script-src 'nonce-", n, "'; img-src data:\">",
     '<title>', M.esc(title), '</title><style>', M.CSS, '</style></head><body>\n', body,
-    script and ("\n<script>" .. script .. "</script>") or "", '\n</body></html>\n' })
+    script and ('\n<script nonce="' .. n .. '">' .. script .. "</script>") or "", '\n</body></html>\n' })
 end
 
 return M
