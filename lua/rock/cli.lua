@@ -133,7 +133,11 @@ function M.report(argv)
     io.stderr:write("rock report: ", dir, " is not a run directory (", st and "not a directory" or "no such directory", ")\n")
     os.exit(2)
   end
-  local r = require("rock.report").write(dir, { out = o.out, instances = o.instances })
+  local ok, r = pcall(require("rock.report").write, dir, { out = o.out, instances = o.instances })
+  if not ok then
+    io.stderr:write("rock report: ", tostring(type(r) == "table" and r.message or r):gsub("^report: ", ""), "\n")
+    os.exit(1)
+  end
   print(string.format("rock report: %d task(s)%s, %d redaction(s), %.2fs: %s/index.html", r.tasks,
     r.torn > 0 and string.format(" (%d torn line(s))", r.torn) or "", r.redactions, r.seconds, r.out))
 end

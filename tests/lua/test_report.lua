@@ -86,6 +86,11 @@ T.test("rock report refuses what is not a run directory, and makes nothing", fun
   T.ok(not good, o)
   T.match(o, "is not a run directory %(no such directory%)")
   T.ok(not io.open(tmp .. "/no"), "nothing made")
+  os.execute("mkdir -p " .. q(tmp .. "/empty"))
+  o, good = T.sh(q(T.rock_exe()) .. " report " .. q(tmp .. "/empty") .. " --instances " .. q(tmp .. "/none.jsonl") .. " 2>&1")
+  T.ok(not good, o)
+  T.eq(o, "rock report: cannot read " .. tmp .. "/none.jsonl\n")
+  T.ok(not io.open(tmp .. "/empty/report"), "nothing made")
 end)
 
 T.test("no file of the report holds a secret, and no raw script", function()

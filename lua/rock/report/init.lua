@@ -48,8 +48,8 @@ function M.write(dir, opts)
   local uv = require "luv"
   local t0 = uv.hrtime()
   local out = opts.out or (dir .. "/report")
-  output.mkdir(out .. "/t")
   local run = run_mod.load(dir, { instances = opts.instances })
+  output.mkdir(out .. "/t")
   local R = M.redactor(run.info, opts.secrets)
   local pages = 0
   for i, t in ipairs(run.tasks) do
