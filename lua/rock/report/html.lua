@@ -30,7 +30,7 @@ tr.torn td{background:#fdecec}.filters{display:flex;gap:10px;align-items:center;
 pre{background:var(--pan);border:1px solid var(--bd);border-radius:4px;padding:6px 8px;overflow:auto;white-space:pre-wrap;word-break:break-word;margin:4px 0;max-height:480px}
 .msg{border-left:4px solid var(--bd);padding:2px 8px;margin:6px 0}.msg .role{font-size:12px;font-weight:600;text-transform:uppercase;color:var(--mut)}
 .role-system{border-color:#9ca3af}.role-user{border-color:#2563eb}.role-assistant{border-color:#16a34a}.role-tool{border-color:#d97706}
-.step{border:1px solid var(--bd);border-radius:6px;padding:6px 10px;margin:10px 0}.step.cur{outline:3px solid var(--acc)}
+.step{border:1px solid var(--bd);border-radius:6px;padding:6px 10px;margin:10px 0;scroll-margin-top:36px}.step.cur{outline:3px solid var(--acc)}
 .step h3{font-size:14px;margin:0 0 4px}.act{background:#eef4ff}.rc0{color:var(--ok)}.rcx{color:var(--bad)}.elided{background:#fde68a;color:#713f12;font-weight:600}
 .diff .a{color:#166534;background:#ecfdf3}.diff .d{color:#991b1b;background:#fef2f2}.diff .h{color:#1d4ed8}.diff .f{font-weight:700}
 .twocol{display:grid;grid-template-columns:1fr 1fr;gap:10px}.nav{position:sticky;top:0;background:var(--bg);padding:4px 0;border-bottom:1px solid var(--bd);z-index:2}
