@@ -306,5 +306,31 @@ T.test("live: a task's page at once, the next within the window, by the timer", 
   T.ok(not T.read(d .. "/report/index.html"):find("still going", 1, true), "the final index")
 end)
 
+T.test("a real start failure (local backend, no rocklet): its phases, listed, in the recipe's own report", function()
+  local t = T.git_task(tmp .. "/repo", { ["calc.py"] = "def add(a, b):\n    return a - b\n" },
+    { instance_id = "local__nostart-1", problem_statement = "add() subtracts." })
+  T.write(tmp .. "/tasks.jsonl", json.encode(t) .. "\n")
+  T.write(tmp .. "/replay.jsonl", json.encode({ instance_id = t.instance_id, actions = { { tool = "submit" } } }) .. "\n")
+  local d = tmp .. "/nostart"
+  local recipe = arg[0]:match("(.*/)") .. "../../recipes/swe_agent.lua"
+  local o = T.sh("ROCK_ROCKLET=" .. q(tmp .. "/no-rocklet") .. " " .. q(T.rock_exe()) .. " " .. q(recipe) .. " --instances " ..
+    q(tmp .. "/tasks.jsonl") .. " --policy replay --replay " .. q(tmp .. "/replay.jsonl") .. " --out " .. q(d) ..
+    " --backend local --no-eval 2>&1")
+  local tr = json.decode(T.read(d .. "/trajectories.jsonl"))
+  T.eq(tr.termination_reason, "aborted", o)
+  local ph = {}
+  for _, p in ipairs(tr.sandbox and tr.sandbox.phases or {}) do ph[#ph + 1] = p.name .. "=" .. p.status end
+  T.eq(table.concat(ph, " "), "image_pull=success container_create=success container_start=failed rocklet_ready=waiting",
+    json.encode(tr.sandbox))
+  local r = B.run{
+    { ["goto"] = B.url(d .. "/report/index.html") },
+    { eval = "document.getElementById('start-failures').innerText" },
+    { ["goto"] = B.url(d .. "/report/t/local__nostart-1.html") },
+    { eval = "document.querySelector('dl.kv').innerText" },
+  }
+  T.match(r[2], "local__nostart%-1: spawn_failed cannot start rocklet")
+  T.match(r[4], "container_start failed %d+s %(cannot start rocklet")
+end)
+
 os.execute("rm -rf " .. q(tmp))
 T.done()
