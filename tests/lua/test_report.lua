@@ -112,6 +112,8 @@ T.test("in the browser: escaped, redacted, and nothing injected runs", function(
              "document.querySelectorAll('#tests tbody tr').length, document.querySelectorAll('.elided').length]" },
     { ["goto"] = B.url(site .. "/index.html") },
     { eval = "[String(window.__pwned), document.getElementById('redactions').textContent]" },
+    { ["goto"] = B.url(site .. "/t/evil-1.html") },
+    { eval = "document.getElementById('redacted').innerText" },
   }
   T.eq(r[2][1], "undefined", "no injected script ran")
   T.eq(r[2][2], 1, "the page's own script only")
@@ -129,6 +131,8 @@ T.test("in the browser: escaped, redacted, and nothing injected runs", function(
   T.eq(r[4][5], 2, "the elision marks: the observation's, the eval log's")
   T.eq(r[6][1], "undefined")
   T.ok(tonumber(r[6][2]) >= 3, "the index counts the redactions: " .. tostring(r[6][2]))
+  local n = tonumber(r[8]:match("%((%d+) on this page%)"))
+  T.ok(n and n >= 5, "the page says it was redacted: " .. r[8])
 end)
 
 T.test("in the browser: were the escaping broken, the page's CSP still runs no injected script", function()

@@ -129,6 +129,7 @@ end
 --- next are the neighbours' file names (or nil).
 function M.render(t, R, prev, nxt, read)
   local b = { '<div class="nav">', pad_links(prev, nxt), ' · <span id="pos" class="mut"></span> <span class="mut">(j/k: steps)</span></div>' }
+  local count0 = R.count or 0
   local id = R(t.id)
   b[#b + 1] = "<h1>" .. esc(id) .. ' <span class="st-' .. t.status .. '">' .. t.status .. "</span></h1>"
   if t.torn then
@@ -251,6 +252,9 @@ function M.render(t, R, prev, nxt, read)
   elseif t.log_missing then
     b[#b + 1] = '<p class="warn" id="log-missing">Eval log missing: ' .. esc(R(t.log_missing)) .. "</p>"
   end
+  -- the page says it was redacted, and how much of it
+  b[#b + 1] = '<p class="mut" id="redacted">Redacted: API keys, bearer tokens and the run\'s secrets are shown as ' ..
+    esc(require("rock.report.redact").MARK) .. " (" .. ((R.count or 0) - count0) .. " on this page).</p>"
   return html.page(id, table.concat(b), html.TRAJ_JS)
 end
 
