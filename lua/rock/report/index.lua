@@ -2,10 +2,10 @@
 -- what the trajectories say: policies, models, backends, nodes), counts
 -- and rates, inline SVG plots, DAgger's rounds when the run has them
 -- (resolved rate, teacher agreement and intervention rate per round), the
--- start failures, and one table row per
--- task that sorts and filters (html.INDEX_JS; the view is in the URL's
--- hash, a deep link). Rows are plain HTML, the trajectories' own pages
--- are separate files loaded when a row's link is followed.
+-- start failures, and one table row per task that sorts and filters
+-- (html.INDEX_JS; the view is in the URL's hash, a deep link). Rows are
+-- plain HTML; the trajectories' own pages are separate files, loaded
+-- only when a row's link is followed.
 local html = require "rock.report.html"
 local svg = require "rock.report.svg"
 
