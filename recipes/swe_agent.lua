@@ -2,8 +2,12 @@
 -- patch is graded as SWE-bench grades it; the trajectories are kept.
 --   rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model
 --     [--replay FILE] --out DIR [--workers N] [--backend auto|docker|podman|local]
+--     [--nodes URL,...|@FILE [--strategy spread|pack]]
 --     [--step-limit N] [--cost-limit X] [--memory 8g] [--pids-limit 1024]
 --     [--disk 10g] [--resume] [--finish-only] ...
+--     [--backend slurm [--partition P] [--account A] [--qos Q] [--constraint C]
+--      [--nodelist L] [--sbatch-arg X ...] [--shared-dir D]
+--      [--node-backend auto|docker|podman|local] [--queue-timeout S]]   (docs/clusters.md)
 -- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
 -- DIR/eval/<instance_id>.log (docs/agent.md), DIR/run.json (the run's
 -- flags, secrets as names only) and DIR/report/ (rock report's site,
@@ -14,13 +18,17 @@
 local rock = require "rock"
 
 local usage = "rock recipes/swe_agent.lua --instances FILE --policy oracle|replay|model [--replay FILE] --out DIR [flags]"
-local o = rock.flags.parse(arg, {
+local spec = {
   instances = { help = "SWE-bench tasks, JSONL" },
   policy = { default = "oracle", help = "oracle|replay|model" },
   replay = { help = "replay file (--policy replay)" },
   out = { help = "output dir" },
   workers = { type = "number", default = 1, help = "tasks run at once" },
-  backend = { default = "auto", help = "auto|docker|podman|local" },
+  backend = { default = "auto", help = "auto|docker|podman|local|slurm" },
+  nodes = { help = "run the sandboxes on these `rock serve` nodes, URL,URL,... or @FILE " ..
+    "(default $ROCK_NODES; rock.fleet places each; tokens from the file or $ROCK_API_TOKEN)" },
+  strategy = { default = "spread", help = "with --nodes: spread (least used node) | pack (most used that fits)" },
+  cpus = { type = "number", help = "each sandbox's CPUs, as a node budgets them (default 2)" },
   step_limit = { type = "number", default = 250, help = "steps per task (0 = none)" },
   cost_limit = { type = "number", default = 3, help = "USD per task (0 = none)" },
   token_limit = { type = "number", default = 0, help = "tokens per task (0 = none)" },
@@ -38,7 +46,13 @@ local o = rock.flags.parse(arg, {
   resume = { type = "boolean", default = false, help = "skip tasks already in DIR/trajectories.jsonl" },
   finish_only = { type = "boolean", default = false, help = "also write DIR/finished.jsonl: finish trajectories only" },
   report = { type = "boolean", default = true, help = "write DIR/report/ (the run as a static site) as tasks finish" },
-}, usage)
+}
+-- --backend slurm: each sandbox a Slurm job; its flags (--partition, ...)
+local slurm = require "rock.backends.slurm"
+for k, v in pairs(slurm.FLAGS) do spec[k] = v end
+local o = rock.flags.parse(arg, spec, usage)
+local sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk, cpus = o.cpus }
+for k, v in pairs(slurm.from_flags(o, o.backend)) do sandbox[k] = v end
 if not o.instances or not o.out then
   io.stderr:write("swe_agent: --instances and --out are required\nusage: ", usage, "\n")
   os.exit(2)
@@ -69,16 +83,25 @@ local function on_trajectory(traj)
   live:task_done(traj)
 end
 
+-- --nodes: one pool places every sandbox, the agent's and the grader's
+local nodes = o.nodes or os.getenv("ROCK_NODES")
+if o.backend == "slurm" and nodes and nodes ~= "" then -- Slurm places, or a pool does: not both
+  io.stderr:write("swe_agent: --backend slurm and --nodes (or ROCK_NODES) exclude each other\n")
+  os.exit(2)
+end
+local pool = nodes and nodes ~= "" and rock.fleet.pool{ nodes = nodes, strategy = o.strategy } or nil
+sandbox.fleet = pool
 local summary = rock.agent.run(tasks, {
   on_trajectory = on_trajectory,
   policy = o.policy, replay = o.replay, llm = llm, mode = o.mode, out = o.out,
   workers = o.workers, resume = o.resume, backend = o.backend,
   step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
   wall_limit = o.wall_limit, command_timeout = o.command_timeout,
-  sandbox = { memory = o.memory, pids_limit = o.pids_limit, disk = o.disk },
+  sandbox = sandbox,
   eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
   teardown = { keep_on_failure = o.keep_on_failure },
 })
+if pool then pool:close() end
 
 if o.finish_only then
   local kept, dropped = rock.filters.finish_only_file(o.out .. "/trajectories.jsonl", o.out .. "/finished.jsonl")

@@ -2,6 +2,7 @@
 --   rock recipes/swe_eval.lua --instances FILE --predictions preds.jsonl|preds.json
 --     --out DIR [--workers N] [--backend auto|docker|podman|local] [--eval-timeout S]
 --     [--run-id ID] [--memory SIZE] [--pids-limit N] [--disk SIZE]
+--     [--backend slurm [--partition P] ... (swe_agent.lua's Slurm flags: docs/clusters.md)]
 -- Instances: tasks JSONL (or a JSON list) in SWE-bench's fields
 -- (lua/rock/agent/tasks.lua); predictions: {instance_id,
 -- model_name_or_path, model_patch} as JSONL, a JSON list or a JSON dict
@@ -22,19 +23,25 @@ local uv = rock.uv
 local usage = "rock recipes/swe_eval.lua --instances FILE --predictions FILE --out DIR " ..
   "[--workers N] [--backend auto|docker|podman|local] [--eval-timeout S] [--run-id ID] " ..
   "[--memory SIZE] [--pids-limit N] [--disk SIZE]"
-local opts = rock.flags.parse(arg, {
+local spec = {
   instances = { help = "tasks: JSONL or a JSON list, SWE-bench fields" },
   predictions = { help = "predictions: JSONL, a JSON list or a dict by instance_id" },
   out = { help = "output dir (eval/<id>.log, eval_results.jsonl, report.json)" },
   workers = { type = "number", default = 4, help = "evaluations at a time" },
-  backend = { default = "auto", help = "auto|docker|podman|local" },
+  backend = { default = "auto", help = "auto|docker|podman|local|slurm" },
   eval_timeout = { type = "number", help = "seconds per evaluation (default: the task's, 1800)" },
   run_id = { default = "rock", help = "the run's id in SWE-bench's log layout and report name" },
   memory = { help = "each eval sandbox's memory limit (default " .. grading.EVAL_LIMITS.memory .. ")" },
   pids_limit = { type = "number", help = "each eval sandbox's process limit (default " ..
     grading.EVAL_LIMITS.pids_limit .. ")" },
   disk = { help = "each eval sandbox's disk limit (default " .. grading.EVAL_LIMITS.disk .. ")" },
-}, usage)
+}
+-- --backend slurm: each eval sandbox a Slurm job; its flags (--partition, ...)
+local slurm = require "rock.backends.slurm"
+for k, v in pairs(slurm.FLAGS) do spec[k] = v end
+local opts = rock.flags.parse(arg, spec, usage)
+local sandbox = { backend = opts.backend }
+for k, v in pairs(slurm.from_flags(opts, opts.backend)) do sandbox[k] = v end
 
 local function die(msg)
   io.stderr:write("swe_eval: ", msg, "\n", "usage: ", usage, "\n")
@@ -190,7 +197,7 @@ for _, id in ipairs(order) do
   running[#running + 1] = rock.spawn(function()
     sem:with(function()
       local rok, res = pcall(grading.run, by_id[id], preds[id].model_patch, {
-        sandbox = { backend = opts.backend }, limits = limits, timeout = opts.eval_timeout,
+        sandbox = sandbox, limits = limits, timeout = opts.eval_timeout,
         log_path = opts.out .. "/eval/" .. id .. ".log",
       })
       if not rok then -- grading.run raises only for misuse or a cancel

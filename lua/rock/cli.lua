@@ -67,17 +67,19 @@ function M.serve(argv)
     nodes = { help = "a front: place every sandbox onto these `rock serve` nodes, URL,URL,... or @FILE " ..
       "(default $ROCK_NODES; backend and budget are then the nodes')" },
     strategy = { default = "spread", help = "with --nodes: spread (least used node) | pack (most used that fits)" },
+    pool = { help = "warm sandboxes: IMAGE=N,... kept started; a start of that image with ROCK's default " ..
+      "memory and cpus is answered by one at once" },
     once = { type = "number", help = "serve one sandbox: exit once it is gone (stopped, deleted, its lease " ..
       "over), or when none starts in this many seconds (a Slurm job's server: backends/slurm.lua)" },
   }, "rock serve [--host 127.0.0.1] [--port 8080] [--backend auto|docker|podman|local] [--token T]" ..
     " [--unix-socket PATH] [--lease S] [--budget-cpu N] [--budget-memory-gb N] [--budget-gpu N] [--max-starting N]" ..
-    " [--nodes URL,...|@FILE] [--strategy spread|pack] [--once S]")
+    " [--nodes URL,...|@FILE] [--strategy spread|pack] [--pool IMAGE=N,...] [--once S]")
   local nodes = o.nodes or os.getenv("ROCK_NODES")
   if nodes == "" then nodes = nil end
   local task = require "rock.task"
   log.set_default("info") -- a line per request (docs/http-api.md) unless ROCK_LOG says otherwise
   local srv = require("rock.serve").start{ host = o.host, port = o.port, unix_socket = o.unix_socket,
-    backend = o.backend, token = o.token, lease = o.lease, nodes = nodes, strategy = o.strategy,
+    backend = o.backend, token = o.token, lease = o.lease, nodes = nodes, strategy = o.strategy, pool = o.pool,
     budget = { cpus = o.budget_cpu,
       memory_gb = o.budget_memory_gb, gpus = o.budget_gpu, max_starting = o.max_starting } }
   io.stdout:write("rock serve: listening on ", srv.url or o.unix_socket,

@@ -7,6 +7,8 @@
 --   }, "rock recipe.lua [flags] [image ...]")
 -- Accepts --name value, --name=value, --flag / --no-flag (booleans) and
 -- "--" (the rest is positional); --max-output is the same as --max_output.
+-- A flag of type "list" may be given again: each value is appended (its
+-- default: an empty list).
 -- --help prints the usage and the flags, then exits 0. An unknown flag, a
 -- missing value or a bad number raises invalid_argument. Returns the
 -- options (defaults filled in) and the positional arguments, in order.
@@ -15,7 +17,7 @@ local errors = require "rock.errors"
 local M = {}
 
 ---@class rock.FlagSpec
----@field type "string"|"number"|"boolean"|nil  default: the default's type, else string
+---@field type "string"|"number"|"boolean"|"list"|nil  default: the default's type, else string
 ---@field default any|nil
 ---@field help string|nil
 
@@ -36,8 +38,9 @@ function M.help(spec, usage)
   for _, name in ipairs(names) do
     local s, flag = spec[name], "--" .. name:gsub("_", "-")
     local k = kind(s)
-    if k ~= "boolean" then flag = flag .. " " .. k:upper() end
-    local dflt = s.default ~= nil and string.format(" (default %s)", tostring(s.default)) or ""
+    if k == "list" then flag = flag .. " STRING (again: more)"
+    elseif k ~= "boolean" then flag = flag .. " " .. k:upper() end
+    local dflt = s.default ~= nil and k ~= "list" and string.format(" (default %s)", tostring(s.default)) or ""
     lines[#lines + 1] = string.format("  %-28s %s%s", flag, s.help or "", dflt)
   end
   lines[#lines + 1] = string.format("  %-28s %s", "--help", "print this and exit")
@@ -73,6 +76,7 @@ function M.parse(argv, spec, usage)
   for name, s in pairs(spec) do
     if type(s) ~= "table" then fail("flag spec for " .. name .. " must be a table") end
     opts[name] = s.default
+    if kind(s) == "list" then opts[name] = {} end
   end
   local i, n = 1, #argv
   while i <= n do
@@ -103,7 +107,12 @@ function M.parse(argv, spec, usage)
           value = argv[i]
           if value == nil then fail(string.format("--%s needs a value", name:gsub("_", "-"))) end
         end
-        opts[name] = convert(name:gsub("_", "-"), k, value)
+        if k == "list" then
+          local l = opts[name]
+          l[#l + 1] = value
+        else
+          opts[name] = convert(name:gsub("_", "-"), k, value)
+        end
       end
     else
       args[#args + 1] = a

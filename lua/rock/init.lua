@@ -1,7 +1,7 @@
 --- rock: the Lua library of rock (require "rock").
 -- Tasks: rock.spawn, rock.wait, rock.sleep, rock.semaphore, rock.timeout.
 -- Sandboxes: rock.sandbox.start{...} (sandbox.lua), their background jobs
--- rock.job (sb:arun{mode="nohup"}), many alike at once rock.group (group.lua). HTTP: rock.http.
+-- rock.job (sb:arun{mode="nohup"}), many alike at once rock.group (group.lua), warm ones rock.pool (pool.lua). HTTP: rock.http.
 -- Images: rock.images (cache). rock.teardown (end-of-task policies),
 -- rock.engine (Engine API), rock.gc, rock.backends (the backend
 -- contract). Models: rock.llm (chat completions).
@@ -33,6 +33,7 @@ local lazy = {
   job = "rock.job",
   backends = "rock.backends", -- the backend contract and registry (docs/backends.md)
   fleet = "rock.fleet", -- many `rock serve` nodes as one pool
+  pool = "rock.pool", -- rock.pool{image=, size=, ...}: warm sandboxes, claimed at once
 }
 
 --- rock.run(fn, ...): run fn as the main task and the loop until all tasks

@@ -119,6 +119,7 @@ function Sandbox:_phase(name, status, message)
     p.completed_at = now()
   end
   p.status, p.message = status, message
+  if self._on_phase then self._on_phase(self, name, status, message) end
 end
 
 local function start_once(backend, opts)
@@ -131,21 +132,26 @@ local function start_once(backend, opts)
   for _, name in ipairs(PHASES) do
     sb:_phase(name, "waiting")
   end
+  sb._on_phase = opts.on_phase -- (sb, name, status, message) at each change from here on
   if opts.on_create then opts.on_create(sb) end -- lets a caller watch the phases (rock serve)
   live[sb] = true -- from now on, the exit sweep (a signal, the end) stops it too
   local ok, err = pcall(sb._impl.start, sb, opts, function(...) sb:_phase(...) end)
   if not ok then
     live[sb] = nil
     sb._released = true -- the backend removed what it made
+    local ended = errors.is(err, "timeout") and "timeout" or "failed"
     for _, name in ipairs(PHASES) do
       local p = sb.phases[name]
       if p.status == "running" or p.status == "waiting" then
-        p.status = errors.is(err, "timeout") and "timeout" or "failed"
+        p.status = ended
         p.message = tostring(err.message or err)
         p.completed_at = now()
+        if sb._on_phase then sb._on_phase(sb, name, p.status, p.message) end
         break
       end
     end
+    local q = sb.phases.queued -- a phase of a backend's own (slurm's queue) ends too
+    if q and q.status == "running" then sb:_phase("queued", ended, tostring(err.message or err)) end
     sb:_transition("stopped", "start_failed")
     if not errors.is(err) then err = errors.new("sandbox_start_failed", tostring(err)) end
     err.phases, err.sandbox_id = sb.phases, sb.id
@@ -245,7 +251,10 @@ M.MAX_CPUS = 1 << 16
 ---  (idle lease), startup_timeout= (seconds to wait for the rocklet,
 ---  default M.DEFAULT_STARTUP_TIMEOUT = 60), sandbox_id= (default a fresh
 ---  "rk-..."; ^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$), start_retry_times= (0,
----  a whole number up to M.MAX_START_RETRIES = 100)}
+---  a whole number up to M.MAX_START_RETRIES = 100), on_create=fn(sb)
+---  (the Sandbox before it starts), on_phase=fn(sb, name, status, message)
+---  (each start phase's change: image_pull ..., a backend's own: slurm's
+---  "queued")}
 ---@return rock.Sandbox
 function M.start(opts)
   opts = check_table(opts, "sandbox.start")
@@ -262,6 +271,8 @@ function M.start(opts)
   opt(opts.env, "table", "sandbox.start", "env")
   opt(opts.mounts, "table", "sandbox.start", "mounts")
   opt(opts.engine_args, "table", "sandbox.start", "engine_args")
+  opt(opts.on_create, "function", "sandbox.start", "on_create")
+  opt(opts.on_phase, "function", "sandbox.start", "on_phase")
   local limits = M.limits(opts)
   local retries = opt(opts.start_retry_times, "number", "sandbox.start", "start_retry_times") or 0
   retries = math.tointeger(retries) -- a float loop bound (NaN, -1, 2^63) ran no attempt: nil, no error

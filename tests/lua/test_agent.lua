@@ -535,4 +535,28 @@ T.test("issue15-8: a second run on an --out in use is refused at once (--resume 
 end)
 
 os.execute("rm -rf '" .. root .. "'")
+T.test("progress: a sandbox in a cluster's queue counts as queued, not running", function()
+  local buf = {}
+  local out = { write = function(_, ...) for _, x in ipairs({ ... }) do buf[#buf + 1] = x end end, flush = function() end }
+  local p = rock.agent.progress.new(3, { out = out, tty = true })
+  local t, sb = { instance_id = "a" }, {}
+  p:started(); p:started()
+  p:phase(t, sb, "container_create", "running", "sbatch")
+  T.match(p:line(), " 2 running · 0 failed ", "no queue seen: no queued count")
+  p:phase(t, sb, "queued", "running", "job 7 PENDING (Resources)")
+  p:phase(t, sb, "queued", "running", "job 7 PENDING (Priority)") -- the same wait
+  T.match(p:line(), " 1 running · 1 queued ")
+  T.match(table.concat(buf), "1 queued")
+  p:phase(t, sb, "queued", "success", "job 7 running on n1")
+  T.match(p:line(), " 2 running · 0 queued ")
+  p:phase(t, sb, "queued", "failed", "again") -- ended already: no change
+  T.eq(p.queued, 0)
+  -- in a log (no terminal): one line when a task's sandbox is queued
+  buf = {}
+  local lp = rock.agent.progress.new(3, { out = out, tty = false })
+  lp:started()
+  lp:phase(t, sb, "queued", "running", "job 8 PENDING (Resources)")
+  T.eq(table.concat(buf), "[0/3] a: queued (job 8 PENDING (Resources))\n")
+end)
+
 T.done()

@@ -42,6 +42,17 @@ T.test("--no-flag, --flag=false, and -- ends the flags", function()
   T.eq(flags.parse({ "--image=a=b" }, SPEC).image, "a=b")
 end)
 
+T.test("a list flag: each use appends, none is an empty list", function()
+  local spec = { sbatch_arg = { type = "list", help = "more" }, image = {} }
+  local o = flags.parse({ "--sbatch-arg", "--exclusive", "--image", "x", "--sbatch-arg=--time=5" }, spec)
+  T.eq(#o.sbatch_arg, 2)
+  T.eq(o.sbatch_arg[1], "--exclusive")
+  T.eq(o.sbatch_arg[2], "--time=5")
+  T.eq(#flags.parse({}, spec).sbatch_arg, 0)
+  T.match(T.raises("invalid_argument", flags.parse, { "--sbatch-arg" }, spec).message, "needs a value")
+  T.match(flags.help(spec), "%-%-sbatch%-arg STRING %(again: more%)%s+more")
+end)
+
 T.test("errors: unknown flag, missing value, bad number, bad boolean", function()
   T.match(T.raises("invalid_argument", flags.parse, { "--bogus" }, SPEC).message,
     "unknown flag %-%-bogus")
@@ -75,6 +86,16 @@ T.test("recipes: --help exits 0 with the usage, an unknown flag fails", function
     T.ok(not ok, r .. " --bogus fails")
     T.match(out, "unknown flag %-%-bogus")
   end
+end)
+
+T.test("swe_agent.lua --help lists its Slurm flags", function()
+  local out, ok = T.sh("ROCK_NO_GC=1 " .. T.rock_exe() .. " " .. arg[0]:match("(.*/)") .. "../../recipes/swe_agent.lua --help")
+  T.ok(ok, out)
+  for _, f in ipairs({ "partition", "account", "qos", "constraint", "nodelist", "shared%-dir", "node%-backend",
+                       "queue%-timeout" }) do
+    T.match(out, "%-%-" .. f .. " [A-Z]+%s+%-%-backend slurm: ")
+  end
+  T.match(out, "%-%-sbatch%-arg STRING %(again: more%)%s+%-%-backend slurm: one more sbatch argument")
 end)
 
 T.done()

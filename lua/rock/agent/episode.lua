@@ -92,11 +92,13 @@ local function setup(t, opts, traj)
   for k, v in pairs(opts.sandbox or {}) do start[k] = v end
   local limits = M.sandbox_limits(t, opts)
   for k, v in pairs(limits) do start[k] = v end
+  if opts.on_phase then start.on_phase = function(...) opts.on_phase(t, ...) end end
   local sb
   local function go() sb = require("rock.sandbox").start(start) end
   if opts.start_sem then opts.start_sem:with(go) else go() end
   traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url, -- a pool's sandbox (rock.fleet): the node it runs on
+    node = sb.node_url or sb.slurm_node, -- a pool's sandbox (rock.fleet), a Slurm job: the node it runs on
+    slurm_job_id = sb.job_id and tostring(sb.job_id) or nil,
     phases = M.phases(sb.phases) }
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
@@ -190,6 +192,7 @@ local function grade(t, patch, opts, sb)
   else
     local so = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
     for k, v in pairs(opts.sandbox or {}) do so[k] = v end
+    if opts.on_phase then so.on_phase = function(...) opts.on_phase(t, ...) end end
     res = grading.run(t, patch, { sandbox = so, log_path = log_path, start_sem = opts.start_sem })
   end
   return res
@@ -205,7 +208,9 @@ end
 
 --- Run one task; returns its trajectory (never raises for the task's own
 --- failures: they are its termination reason). factory: a policy factory
---- (policies/*.lua), opts: see rock.agent.run.
+--- (policies/*.lua), opts: see rock.agent.run. A policy with an
+--- annotate(traj) method adds its own fields to the trajectory once the
+--- turns end, however they end (rock.agent.dagger's mixture does).
 function M.run(t, factory, opts)
   local lim = {}
   for k, v in pairs(M.DEFAULTS) do lim[k] = opts[k] or v end
@@ -214,9 +219,9 @@ function M.run(t, factory, opts)
   local stats = { instance_cost = 0, api_calls = 0, tokens_sent = 0, tokens_received = 0 }
   traj.model_stats = stats
   local t_start = now()
-  local sb, patch
+  local sb, patch, p
   local ok, err = pcall(function()
-    local p = factory:episode(t)
+    p = factory:episode(t)
     local startup
     sb, startup = task.timeout(lim.setup_timeout + 300, setup, t, opts, traj)
     traj.timings.setup = now() - t_start
@@ -259,6 +264,8 @@ function M.run(t, factory, opts)
     end
   end
   traj.patch = patch or ""
+  -- a policy may add its own record to the trajectory (the DAgger mixture's labels)
+  if p and p.annotate then p:annotate(traj) end
   local aborted = traj.termination_reason == "aborted"
   -- grade in place before the teardown, else after it (frees the agent's sandbox first)
   local t_eval = now()

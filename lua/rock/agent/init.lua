@@ -5,7 +5,8 @@
 -- task, start to end), tools.lua (bash, the editor, submit), policies/
 -- (model, replay, oracle), prompts.lua (every text a model sees),
 -- grading.lua (SWE-bench's grading), output.lua (the files a run leaves),
--- progress.lua. docs/agent.md tells the whole story.
+-- progress.lua. docs/agent.md tells the whole story; dagger/ is the
+-- DAgger evaluator built on it (docs/dagger.md).
 local task = require "rock.task"
 local errors = require "rock.errors"
 local log = require "rock.log"
@@ -27,9 +28,10 @@ function M.policy(name, opts)
   return require("rock.agent.policies." .. name).new(opts or {})
 end
 
---- Concurrent sandbox starts, at most ROCK_ENV_CONCURRENCY (default 4).
-local function start_permits()
-  local n = math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
+--- Concurrent sandbox starts: n (opts.start_concurrency), else
+--- ROCK_ENV_CONCURRENCY, else 4.
+local function start_permits(n)
+  n = math.tointeger(n or tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
   return task.semaphore(math.max(1, n))
 end
 
@@ -43,12 +45,16 @@ end
 --- opts: policy (a name or a factory), out (dir, required), workers
 --- (default 1), resume (skip tasks already in out/trajectories.jsonl),
 --- backend, sandbox (more rock.sandbox.start options), eval ("fresh" |
---- "in_place" | "none"), teardown (a rock.teardown policy), the limits
---- (step_limit, cost_limit, token_limit, wall_limit, command_timeout,
---- repeat_limit, format_error_limit: episode.DEFAULTS), observation_limit
+--- "in_place" | "none"), teardown (a rock.teardown policy),
+--- start_concurrency (sandbox starts at once: default
+--- $ROCK_ENV_CONCURRENCY, else 4), the limits (step_limit, cost_limit,
+--- token_limit, wall_limit, command_timeout, repeat_limit,
+--- format_error_limit: episode.DEFAULTS), observation_limit
 --- and editor_limit (the caps of bash's and the editor's observations,
 --- bytes: tools.OBSERVATION_LIMIT, tools.EDITOR_LIMIT), prompts, progress
---- (a progress.lua object, or false), on_signal (default true: SIGINT or
+--- (a progress.lua object, or false), on_phase (fn(task, sb, name,
+--- status, message): each start phase of a task's sandboxes; default:
+--- the progress's), on_signal (default true: SIGINT or
 --- SIGTERM ends running tasks as aborted and writes them with
 --- interrupted=true, as is a task whose eval it cut; --resume runs those
 --- again, as it runs the tasks not yet started). Raises conflict when
@@ -62,7 +68,7 @@ function M.run(tasks, opts)
   end
   local factory = type(opts.policy) == "table" and opts.policy or M.policy(opts.policy or "oracle", opts)
   local writer = output.open(opts.out, { resume = opts.resume })
-  local eopts = setmetatable({ start_sem = start_permits(), eval = opts.eval or "fresh" }, { __index = opts })
+  local eopts = setmetatable({ start_sem = start_permits(opts.start_concurrency), eval = opts.eval or "fresh" }, { __index = opts })
   local todo = {}
   for _, t in ipairs(tasks) do
     if not writer.done[t.instance_id] then todo[#todo + 1] = t end
@@ -70,6 +76,9 @@ function M.run(tasks, opts)
   if #todo < #tasks then log.info("agent", "resume: %d task(s) already done, %d to run", #tasks - #todo, #todo) end
   local progress = opts.progress
   if progress == nil then progress = require("rock.agent.progress").new(#todo) end
+  if progress and opts.on_phase == nil then -- the progress counts sandboxes in a cluster's queue
+    eopts.on_phase = function(...) progress:phase(...) end
+  end
   local workers = task.semaphore(math.max(1, math.tointeger(opts.workers or 1) or 1))
   local running, stopping, write_err = {}, nil, nil
   -- end the running tasks as aborted (a signal, or the output cannot be written)
@@ -135,7 +144,7 @@ end
 
 -- rock.agent.tasks, .grading, .prompts, .tools, ...: the pieces, on first use
 local PIECES = { tasks = true, grading = true, prompts = true, tools = true, output = true,
-                 progress = true, episode = true }
+                 progress = true, episode = true, dagger = true }
 return setmetatable(M, { __index = function(t, k)
   if not PIECES[k] then return nil end
   local mod = require("rock.agent." .. k)

@@ -1,6 +1,10 @@
 --- rock.agent.progress: how a run shows where it is. On a terminal, one
--- status line redrawn in place (done/running/failed, resolved so far, ETA);
--- otherwise one plain line per finished task, for logs.
+-- status line redrawn in place (done/running/queued/failed, resolved so
+-- far, ETA); otherwise one plain line per finished task, for logs, and
+-- one per task whose sandbox waits in a cluster's queue (--backend slurm).
+-- queued (shown once one was): tasks whose sandbox start waits in
+-- Slurm's queue (the start's "queued" phase); running: the other tasks
+-- under way.
 local uv = require "luv"
 
 local M = {}
@@ -19,8 +23,8 @@ function M.new(total, opts)
   local out = opts.out or io.stderr
   local tty = opts.tty
   if tty == nil then tty = os.getenv("TERM") ~= "dumb" and is_tty(out) end
-  return setmetatable({ total = total, done = 0, running = 0, failed = 0, resolved = 0,
-    out = out, tty = tty, t0 = uv.hrtime() }, Progress)
+  return setmetatable({ total = total, done = 0, running = 0, queued = 0, failed = 0, resolved = 0,
+    waiting = {}, out = out, tty = tty, t0 = uv.hrtime() }, Progress)
 end
 
 local function clock(s)
@@ -34,9 +38,10 @@ function Progress:line()
   local elapsed = (uv.hrtime() - self.t0) / 1e9
   local eta = self.done > 0 and clock(elapsed / self.done * (self.total - self.done)) or "?"
   local width, filled = 24, self.total > 0 and math.floor(24 * self.done / self.total) or 24
-  return string.format("[%s%s] %d/%d done · %d running · %d failed · %d resolved · %s elapsed · ETA %s",
-    string.rep("#", filled), string.rep(".", width - filled), self.done, self.total, self.running,
-    self.failed, self.resolved, clock(elapsed), eta)
+  return string.format("[%s%s] %d/%d done · %d running%s · %d failed · %d resolved · %s elapsed · ETA %s",
+    string.rep("#", filled), string.rep(".", width - filled), self.done, self.total, self.running - self.queued,
+    self.saw_queue and string.format(" · %d queued", self.queued) or "", self.failed, self.resolved,
+    clock(elapsed), eta)
 end
 
 function Progress:draw()
@@ -46,6 +51,24 @@ end
 function Progress:started()
   self.running = self.running + 1
   self:draw()
+end
+
+--- A start phase of task t's sandbox sb changed (sandbox.start's
+--- on_phase): "queued" running is a wait in the cluster's queue.
+function Progress:phase(t, sb, name, status, message)
+  if name ~= "queued" then return end
+  local now = status == "running" or nil
+  if self.waiting[sb] == now then return end
+  self.waiting[sb] = now
+  self.queued = self.queued + (now and 1 or -1)
+  self.saw_queue = true -- from here on the line counts them
+  if self.tty then
+    self:draw()
+  elseif now then
+    self.out:write(string.format("[%d/%d] %s: queued (%s)\n", self.done, self.total, t.instance_id,
+      tostring(message)))
+    self.out:flush()
+  end
 end
 
 --- A task ended: traj is its trajectory.

@@ -1,6 +1,6 @@
 --- rock.backends.slurm: a sandbox placed by Slurm. Each sandbox is one
 -- Slurm job (sbatch --parsable) asking --cpus-per-task = its cpus and
--- --mem = its memory, plus the user's partition, account, qos,
+-- --mem = its memory (ROCK's defaults where not given: 2, 8g), plus the user's partition, account, qos,
 -- constraint, nodelist, time and sbatch_args (the escape hatch):
 --   rock.sandbox.start{ backend = "slurm", image = ..., cpus = 4, memory = "16g",
 --     slurm = { partition = "cpu", node_backend = "podman", shared_dir = "/shared/rock" } }
@@ -27,7 +27,8 @@ local state = require "rock.state"
 local log = require "rock.log"
 local remote = require "rock.backends.remote"
 
-local M = { caps = { upload_stream = true } }
+-- image: the node's engine runs it (a local node backend only records it)
+local M = { caps = { image = true, upload_stream = true } }
 
 M.POLL = 0.1 -- seconds between looks for the address file
 M.ASK_EVERY = 1 -- seconds between squeue calls while a start waits
@@ -64,6 +65,40 @@ local function env_of(conf)
   for k, v in pairs(uv.os_environ()) do if k ~= "SLURM_CONF" then env[#env + 1] = k .. "=" .. v end end
   env[#env + 1] = "SLURM_CONF=" .. conf
   return env
+end
+
+--- The recipes' Slurm flags (rock.flags specs; recipes/swe_agent.lua
+--- --backend slurm --partition P ...) and the start options they make.
+M.QUEUE_TIMEOUT = 86400 -- a recipe's start may wait in Slurm's queue this long by default
+M.FLAGS = {
+  queue_timeout = { type = "number", help = "--backend slurm: seconds a sandbox start may wait, " ..
+    "Slurm's queue included (default " .. M.QUEUE_TIMEOUT .. ")" },
+  partition = { help = "--backend slurm: the partition its jobs go to" },
+  account = { help = "--backend slurm: the account they are charged to" },
+  qos = { help = "--backend slurm: their quality of service" },
+  constraint = { help = "--backend slurm: node features they need" },
+  nodelist = { help = "--backend slurm: the nodes they may run on, e.g. n[1-4]" },
+  sbatch_arg = { type = "list", help = "--backend slurm: one more sbatch argument" },
+  shared_dir = { help = "--backend slurm: a directory this host and the nodes share" },
+  node_backend = { help = "--backend slurm: the nodes' engine, auto|docker|podman|local (default auto)" },
+}
+local FLAG_KEYS = { "partition", "account", "qos", "constraint", "nodelist", "shared_dir", "node_backend" }
+
+--- The rock.sandbox.start options parsed FLAGS make: {slurm = {...},
+--- startup_timeout = queue_timeout} for backend "slurm", {} for another;
+--- raises invalid_argument when one is given and backend is not
+--- "slurm", or node_backend is not one of the four.
+function M.from_flags(o, backend)
+  local so, given = {}, o.queue_timeout ~= nil and "queue_timeout" or nil
+  for _, k in ipairs(FLAG_KEYS) do
+    if o[k] ~= nil then so[k], given = o[k], given or k end
+  end
+  if o.sbatch_arg and #o.sbatch_arg > 0 then so.sbatch_args, given = o.sbatch_arg, given or "sbatch_arg" end
+  if backend ~= "slurm" then
+    if given then errors.raise("invalid_argument", "--" .. given:gsub("_", "-") .. " is for --backend slurm") end
+    return {}
+  end
+  return { slurm = check(so), startup_timeout = o.queue_timeout or M.QUEUE_TIMEOUT }
 end
 
 --- Run argv (a Slurm command) without blocking the loop, stdin the bytes
@@ -122,15 +157,18 @@ local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" e
 
 -- The job's script: rock serve --once on this node; its URL and token
 -- to the address file (owner-only, written whole: a temp file renamed).
+-- What the sandbox reserves, as its node's `rock serve` counts it:
+-- {cpus, memory (bytes)}, ROCK's defaults where not given (admission.lua).
+local function need(opts)
+  return require("rock.serve.admission").need{ cpus = opts.cpus, memory = (opts.limits or {}).memory }
+end
+
 local function script(sb, so, opts)
-  local limits = opts.limits or {}
+  local n = need(opts)
   local serve = { sh_quote(so.rock or uv.exepath()), "serve", "--host", "0.0.0.0", "--port", "0",
     "--backend", so.node_backend or "auto", "--once", tostring(math.floor(opts.startup_timeout) + 60),
-    "--budget-cpu", tostring(opts.cpus or 1), "--max-starting", "1" }
-  if limits.memory then
-    serve[#serve + 1] = "--budget-memory-gb"
-    serve[#serve + 1] = string.format("%.6f", limits.memory / (1 << 30) + 1e-6)
-  end
+    "--budget-cpu", tostring(n.cpus), "--max-starting", "1",
+    "--budget-memory-gb", string.format("%.6f", n.memory / (1 << 30) + 1e-6) }
   if opts.auto_clear_seconds then
     serve[#serve + 1] = "--lease"
     serve[#serve + 1] = tostring(opts.auto_clear_seconds)
@@ -170,9 +208,8 @@ end
 local function sbatch_argv(sb, so, opts)
   local a = { "sbatch", "--parsable", "--no-requeue", "--job-name=rock-" .. sb.id,
     "--comment=rock-owner=" .. state.owner_label(state.me()), "--output=" .. sb.out_file,
-    "--cpus-per-task=" .. tostring(math.max(1, math.ceil(opts.cpus or 1))) }
-  local limits = opts.limits or {}
-  if limits.memory then a[#a + 1] = "--mem=" .. math.ceil(limits.memory / (1 << 20)) .. "M" end
+    "--cpus-per-task=" .. tostring(math.max(1, math.ceil(need(opts).cpus))),
+    "--mem=" .. math.ceil(need(opts).memory / (1 << 20)) .. "M" }
   for _, k in ipairs({ "partition", "account", "qos", "constraint", "nodelist", "time" }) do
     if so[k] ~= nil then a[#a + 1] = "--" .. k .. "=" .. tostring(so[k]) end
   end
@@ -222,7 +259,7 @@ end
 -- phase "queued", a job that ends is its words and its output's tail.
 local function wait_address(sb, opts, phase, deadline)
   local last_ask, shown = -math.huge, nil
-  phase("queued", "running", "submitted: job " .. sb.job_id)
+  phase("queued", "waiting", "submitted: job " .. sb.job_id) -- running once Slurm says why it waits
   while true do
     local s = read(sb.addr_file)
     if s and s ~= "" then
@@ -239,7 +276,8 @@ local function wait_address(sb, opts, phase, deadline)
         sb.slurm_state, sb.slurm_reason, sb.slurm_node = j.state, j.reason, j.node
         local d = describe(j)
         if j.state == "PENDING" and shown ~= d then
-          phase("queued", "running", "job " .. sb.job_id .. " " .. d)
+          phase("queued", (j.reason ~= "" and j.reason ~= "None") and "running" or "waiting",
+            "job " .. sb.job_id .. " " .. d)
         elseif j.state == "RUNNING" and shown ~= "RUNNING" then
           phase("queued", "success", "job " .. sb.job_id .. " running on " .. j.node)
           phase("container_start", "running", "rock serve starting on " .. j.node)
@@ -292,7 +330,8 @@ function M.start(sb, opts, phase)
     for k, v in pairs(opts) do ropts[k] = v end
     ropts.base_url, ropts.token, ropts.sandbox_id = addr.url, addr.token, sb.id
     ropts.image = opts.image or "none" -- recorded by a local node backend
-    ropts.startup_timeout = math.max(30, (deadline - uv.now()) / 1000)
+    -- what is left of it, within what a server takes (ROCK's API: up to 3600 s)
+    ropts.startup_timeout = math.min(3600, math.max(30, (deadline - uv.now()) / 1000))
     remote.start(sb, ropts, phase)
     sb.image = opts.image
   end)

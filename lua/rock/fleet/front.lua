@@ -86,38 +86,27 @@ function Front:report(srv)
   }
 end
 
-local function label(s) return (tostring(s):gsub("\\", "\\\\"):gsub("\n", "\\n"):gsub('"', '\\"')) end
-
 --- The /metrics gauges of a front (after serve/metrics.lua's).
 function Front:metrics(srv)
+  local metrics = require "rock.serve.metrics"
   local budget, reserved, c, nodes = self:sums()
-  local out = {}
-  local function gauge(name, help, lines)
-    out[#out + 1] = "# HELP " .. name .. " " .. help
-    out[#out + 1] = "# TYPE " .. name .. " gauge"
-    for _, l in ipairs(lines) do out[#out + 1] = l end
-  end
-  local function res(name, t)
-    return { string.format('%s{resource="cpus"} %.17g', name, t.cpus),
-      string.format('%s{resource="memory_bytes"} %d', name, math.floor(t.memory)),
-      string.format('%s{resource="gpus"} %.17g', name, t.gpus) }
-  end
-  gauge("rock_node_budget", "the sum of the answering nodes' budgets", res("rock_node_budget", budget))
-  gauge("rock_node_reserved", "the sum of what the answering nodes reserve", res("rock_node_reserved", reserved))
-  gauge("rock_node_starting", "starts in flight on the nodes", { "rock_node_starting " .. c.starting })
-  gauge("rock_node_queued", "starts queued on the nodes and in the front's pool",
+  local g = metrics.gauges()
+  g:gauge("rock_node_budget", "the sum of the answering nodes' budgets", g:resources("rock_node_budget", budget))
+  g:gauge("rock_node_reserved", "the sum of what the answering nodes reserve", g:resources("rock_node_reserved", reserved))
+  g:gauge("rock_node_starting", "starts in flight on the nodes", { "rock_node_starting " .. c.starting })
+  g:gauge("rock_node_queued", "starts queued on the nodes and in the front's pool",
     { "rock_node_queued " .. (c.queued + #self.pool.queue) })
-  gauge("rock_node_running", "sandboxes running through this front", { "rock_node_running " .. counts(srv.registry).running })
-  gauge("rock_node_healthy", "1 when a node answers", { "rock_node_healthy " .. (c.up > 0 and 1 or 0) })
+  g:gauge("rock_node_running", "sandboxes running through this front", { "rock_node_running " .. counts(srv.registry).running })
+  g:gauge("rock_node_healthy", "1 when a node answers", { "rock_node_healthy " .. (c.up > 0 and 1 or 0) })
   local up = {}
   for _, n in ipairs(nodes) do
-    up[#up + 1] = string.format('rock_fleet_node_up{url="%s"} %d', label(n.url), n.up and 1 or 0)
+    up[#up + 1] = string.format('rock_fleet_node_up{url="%s"} %d', metrics.label(n.url), n.up and 1 or 0)
   end
-  gauge("rock_fleet_node_up", "1 when the node answers its health check", up)
-  gauge("rock_node_info", "the front's name and rock's version",
-    { string.format('rock_node_info{node="%s",version="%s"} 1', label(srv.registry.host_name),
+  g:gauge("rock_fleet_node_up", "1 when the node answers its health check", up)
+  g:gauge("rock_node_info", "the front's name and rock's version",
+    { string.format('rock_node_info{node="%s",version="%s"} 1', metrics.label(srv.registry.host_name),
       require("rock.core").version()) })
-  return table.concat(out, "\n") .. "\n"
+  return g:text()
 end
 
 return M

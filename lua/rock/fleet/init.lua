@@ -136,6 +136,8 @@ end
 function Pool:check(n)
   local ok, report = pcall(remote.api, { base_url = n.url, token = n.token }, "node", "", self.health_timeout,
     { get = true })
+  -- a refused token is no outage that passes: remembered, so starts fail at once (place)
+  n.unauthorized = not ok and errors.is(report, "unauthorized") or nil
   if not ok then n.why, report = tostring(errors.is(report) and report.message or report), nil end
   local was_up = n.up
   n.checked = true
@@ -210,39 +212,38 @@ function Pool:wait_turn(w, deadline)
   end)
 end
 
--- Place sb on the best node that takes it: each node that fits, best
--- first, until one starts it (remote.start with the node's URL); nil when
--- none has room now. A node that refuses (its report was stale) or does
--- not answer is skipped; other errors (a bad image, a bad argument) are
--- the caller's. so.sandbox_id is the same on every try: the idempotency key.
-function Pool:try_place(sb, req, so, phase)
-  local exclude
-  while true do
-    local p = self.set:choose(req, exclude)
-    if not p then return nil end
-    local n = self.by_url[p.name]
-    self.set:placed(p, req)
-    so.base_url, so.token = n.url, n.token
-    local ok, err = pcall(remote.start, sb, so, phase)
-    self.set:settled(p, req)
-    if ok then
-      self.set:reserve(p, req)
-      sb.fleet, sb.node_url, sb.fleet_req = self, n.url, req
-      self.sandboxes[sb.id] = sb
-      return true
-    end
-    if errors.is(err, "insufficient_resources") then
-      n.refusals = n.refusals + 1
-      task.spawn(function() self:check(n) end) -- its report was stale: look again
-    elseif errors.is(err, "node_lost") then
-      n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
-      n.up = false
-      self.set:update(n.url, nil)
-    else
-      error(err, 0)
-    end
-    exclude = exclude or {}
-    exclude[p.name] = true
+-- Start sb on node p, which choose() picked for req and placed() counts
+-- in flight (remote.start with the node's URL): true, or false when the
+-- node refused (full: its report was stale) or did not answer; other
+-- errors (a bad image, a bad argument) are the caller's. so.sandbox_id is
+-- the same on every try: the idempotency key.
+function Pool:start_on(p, sb, req, so, phase)
+  local n = self.by_url[p.name]
+  so.base_url, so.token = n.url, n.token
+  local ok, err = pcall(remote.start, sb, so, phase)
+  self.set:settled(p, req)
+  if ok then
+    self.set:reserve(p, req)
+    sb.fleet, sb.node_url, sb.fleet_req = self, n.url, req
+    self.sandboxes[sb.id] = sb
+    return true
+  end
+  if errors.is(err, "insufficient_resources") then
+    n.refusals = n.refusals + 1
+    task.spawn(function() self:check(n) end) -- its report was stale: look again
+  elseif errors.is(err, "node_lost") then
+    n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
+    n.up = false
+    self.set:update(n.url, nil)
+  else
+    error(err, 0)
+  end
+  return false
+end
+
+local function unqueue(queue, w)
+  for i, x in ipairs(queue) do
+    if x == w then table.remove(queue, i) return end
   end
 end
 
@@ -265,35 +266,61 @@ function Pool:place(sb, opts, phase)
   so.idempotency_key = so.sandbox_id
   if not self.refreshed then self:refresh() end
   -- a request no node could ever hold is refused at once
-  local could, up = false, 0
+  local could, up, refused = false, 0, 0
   for _, n in ipairs(self.nodes) do
     if n.up then up = up + 1 end
+    if n.unauthorized then refused = refused + 1 end
     if n.report and placement.could_fit(self.set:node(n.url), req) then could = true end
+  end
+  if refused == #self.nodes then -- waiting would not help: no node will take this pool's token
+    errors.raise("unauthorized", "fleet: every node refuses the token: " .. self:free_text())
   end
   if up > 0 and not could then
     errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
   end
   if opts.wait == false then -- the caller asked not to queue: a node now, or refused
-    if #self.queue == 0 and self:try_place(sb, req, so, phase) then return end
+    local exclude
+    while #self.queue == 0 do
+      local p = self.set:choose(req, exclude)
+      if not p then break end
+      self.set:placed(p, req)
+      if self:start_on(p, sb, req, so, phase) then return end
+      exclude = exclude or {}
+      exclude[p.name] = true
+    end
     errors.raise("insufficient_resources", "fleet: no node has room now for " .. describe(req) ..
       (#self.queue > 0 and string.format(" (%d start(s) queued ahead)", #self.queue) or "") .. ": " .. self:free_text())
   end
+  -- FIFO: only the head chooses; once it has a node (counted in flight) it
+  -- leaves the line and wakes the next, so starts run at once while the
+  -- order of choosing stays first come, first served. A node that refuses
+  -- puts it back at the head, that node skipped until no other fits.
   local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
   local deadline = uv.now() + wait * 1000
   local w = {}
   self.queue[#self.queue + 1] = w
   local ok, err = pcall(function()
+    local exclude
     while true do
-      if self.queue[1] == w and self:try_place(sb, req, so, phase) then return end
-      if not self:wait_turn(w, deadline) then
-        errors.raise("timeout", string.format("fleet: no node had room for %s within %g s: %s", describe(req),
-          wait, self:free_text()))
+      local p = self.queue[1] == w and self.set:choose(req, exclude)
+      if p then
+        self.set:placed(p, req)
+        unqueue(self.queue, w)
+        self:wake()
+        if self:start_on(p, sb, req, so, phase) then return end
+        exclude = exclude or {}
+        exclude[p.name] = true
+        table.insert(self.queue, 1, w)
+      else
+        exclude = nil
+        if not self:wait_turn(w, deadline) then
+          errors.raise("timeout", string.format("fleet: no node had room for %s within %g s: %s", describe(req),
+            wait, self:free_text()))
+        end
       end
     end
   end)
-  for i, x in ipairs(self.queue) do
-    if x == w then table.remove(self.queue, i) break end
-  end
+  unqueue(self.queue, w)
   self:wake() -- the next in line may fit where this one did not
   if not ok then error(err, 0) end
 end

@@ -323,7 +323,7 @@ function Admission:report(srv)
     budget = amounts(b), reserved = amounts(r), free = amounts(free),
     max_starting = self.max_starting, starting = self.starting, waiting_to_start = #self.ready,
     queued = #self.queue, running = by.running, pending = by.pending, stopped = by.stopped,
-    queue = queue,
+    queue = queue, pools = srv.pools and srv.pools:report() or nil,
   }
 end
 
@@ -333,17 +333,10 @@ function Admission:metrics(srv)
   local healthy = self:health(reg.backend)
   local b, r = self.budget, self.reserved
   local by = counts(reg)
-  local out = {}
-  local function gauge(name, help, lines)
-    out[#out + 1] = "# HELP " .. name .. " " .. help
-    out[#out + 1] = "# TYPE " .. name .. " gauge"
-    for _, l in ipairs(lines) do out[#out + 1] = l end
-  end
-  local function res(name, t)
-    return { string.format('%s{resource="cpus"} %.17g', name, t.cpus),
-      string.format('%s{resource="memory_bytes"} %d', name, math.floor(t.memory)),
-      string.format('%s{resource="gpus"} %.17g', name, t.gpus) }
-  end
+  local metrics = require "rock.serve.metrics"
+  local g = metrics.gauges()
+  local function gauge(...) return g:gauge(...) end
+  local function res(...) return g:resources(...) end
   gauge("rock_node_budget", "the node's budget by resource", res("rock_node_budget", b))
   gauge("rock_node_reserved", "what the node's pending and running sandboxes reserve", res("rock_node_reserved", r))
   gauge("rock_node_max_starting", "starts allowed in flight at once",
@@ -355,10 +348,10 @@ function Admission:metrics(srv)
   gauge("rock_node_running", "sandboxes running", { "rock_node_running " .. by.running })
   gauge("rock_node_healthy", "1 when the node can start sandboxes (its engine answers)",
     { "rock_node_healthy " .. (healthy and 1 or 0) })
-  local name = tostring(reg.host_name):gsub("\\", "\\\\"):gsub("\n", "\\n"):gsub('"', '\\"')
   gauge("rock_node_info", "the node's name and rock's version",
-    { string.format('rock_node_info{node="%s",version="%s"} 1', name, require("rock.core").version()) })
-  return table.concat(out, "\n") .. "\n"
+    { string.format('rock_node_info{node="%s",version="%s"} 1', metrics.label(reg.host_name),
+      require("rock.core").version()) })
+  return g:text()
 end
 
 return M

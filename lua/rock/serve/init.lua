@@ -248,7 +248,9 @@ end
 --- front: every sandbox is placed onto those `rock serve` nodes by a pool
 --- (strategy: "spread" | "pack"), whose nodes without a token of their
 --- own are called with this server's; backend and budget are then the
---- nodes' (fleet/front.lua answers GET .../node and /metrics).
+--- nodes' (fleet/front.lua answers GET .../node and /metrics); pool
+--- ("IMAGE=N,..." or serve/pool.lua's parsed list): warm sandboxes that
+--- answer matching starts at once.
 --- Takes ownership of $ROCK_HOME's sandboxes as its service
 --- (state.serve_as) and adopts those a previous server left running.
 function M.start(opts)
@@ -284,6 +286,12 @@ function M.start(opts)
   local adopted = srv.registry:adopt()
   if adopted > 0 then log.info("serve", "serving again %d sandbox(es) of the previous server", adopted) end
   for _, e in pairs(srv.registry.entries) do srv.admission:adopt(e) end -- they hold their reservations
+  if opts.pool then -- warm sandboxes (serve/pool.lua): their starts look like any other
+    local sp = require "rock.serve.pool"
+    srv.pools = sp.new(srv.registry, type(opts.pool) == "string" and sp.parse(opts.pool) or opts.pool,
+      math.min(10, math.max(0.2, srv.registry.lease / 3)))
+    srv.registry.pools = srv.pools
+  end
   srv.http = require("rock.http").serve{
     host = not opts.unix_socket and host or nil, port = not opts.unix_socket and (opts.port or 8080) or nil,
     unix_socket = opts.unix_socket, handler = function(req) return srv:handle(req) end,
@@ -322,6 +330,7 @@ function Server:stop(opts)
   self.registry:close()
   self.http:stop{ timeout = opts.timeout or 30 }
   log.flush()
+  if self.pools then self.pools:close() end -- warm ones are nobody's: they go, whatever keep_sandboxes says
   if not opts.keep_sandboxes then
     for _, e in pairs(self.registry.entries) do pcall(self.registry.stop, self.registry, e, "server_stop") end
   end

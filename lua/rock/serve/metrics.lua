@@ -98,6 +98,7 @@ local HELP = {
   rock_sandbox_start_seconds = { "histogram", "sandbox start duration" },
   rock_sandbox_start_phase_seconds = { "histogram", "sandbox start phase duration (phase timestamps have 1 s resolution)" },
   rock_leases_expired_total = { "counter", "sandboxes stopped because their idle lease lapsed" },
+  rock_pool_claims_total = { "counter", "starts answered by a warm sandbox of a --pool" },
   rock_sandboxes = { "gauge", "sandboxes by state" },
 }
 
@@ -148,5 +149,25 @@ function Metrics:render(by_state)
   end
   return table.concat(out, "\n") .. "\n"
 end
+
+--- A writer of gauges read at scrape time (a node's report, a front's):
+--- g:gauge(name, help, {lines}), g:resources(name, {cpus, memory, gpus})
+--- -> its three lines, M.label(s) -> s escaped for a label, g:text().
+local Gauges = {}
+Gauges.__index = Gauges
+function M.gauges() return setmetatable({ out = {} }, Gauges) end
+function Gauges:gauge(name, help, lines)
+  local out = self.out
+  out[#out + 1] = "# HELP " .. name .. " " .. help
+  out[#out + 1] = "# TYPE " .. name .. " gauge"
+  for _, l in ipairs(lines) do out[#out + 1] = l end
+end
+function Gauges.resources(_, name, t)
+  return { string.format('%s{resource="cpus"} %.17g', name, t.cpus),
+    string.format('%s{resource="memory_bytes"} %d', name, math.floor(t.memory)),
+    string.format('%s{resource="gpus"} %.17g', name, t.gpus) }
+end
+function M.label(s) return (tostring(s):gsub("\\", "\\\\"):gsub("\n", "\\n"):gsub('"', '\\"')) end
+function Gauges:text() return table.concat(self.out, "\n") .. "\n" end
 
 return M

@@ -42,7 +42,11 @@ function M.new(opts)
     metrics = opts.metrics, lease = opts.lease or M.DEFAULT_LEASE, host_name = backends.this_host().host_name }, Registry)
 end
 
-function Registry:get(id) return self.entries[id] end
+function Registry:get(id)
+  local e = self.entries[id]
+  if e and e.pooled then return nil end -- a warm one (serve/pool.lua): nobody's until claimed
+  return e
+end
 
 local function transition(e, to, event)
   if e.state == to then return end
@@ -69,7 +73,7 @@ local function persist(e)
   if not rec then return end
   rec.serve = { user_id = e.user_id, experiment_id = e.experiment_id, namespace = e.namespace,
     lease = e.lease, cpus = e.cpus, memory = e.memory, disk = e.disk, create_time = e.create_time,
-    start_time = e.start_time, metadata = e.metadata }
+    start_time = e.start_time, metadata = e.metadata, pooled = e.pooled }
   pcall(state.write_record, e.sb.dir, rec)
 end
 
@@ -77,10 +81,23 @@ end
 --- returns its entry at once, the start running in a task of its own.
 --- A start that fails or times out removes what it made (sandbox.start);
 --- one whose /start caller gave up is stopped when it lands (stop()).
-function Registry:start(req, who)
+--- With warm pools (self.pools, serve/pool.lua) a matching request is
+--- answered by a warm entry, claimed; pooled: this start is a pool's own.
+function Registry:start(req, who, pooled)
   local key = req.idempotency_key
   local again = key and self.by_key[key]
   if again and again.state ~= "deleted" then return again end -- the same start, sent again
+  local warm = not pooled and self.pools and self.pools:claim(req)
+  if warm then -- the caller's from now on
+    warm.pooled, warm.request = nil, req
+    warm.user_id, warm.experiment_id, warm.namespace = who.user_id, who.experiment_id, who.namespace
+    warm.create_time, warm.lease = os.time(), req.lease or self.lease
+    if key then self.by_key[key] = warm end
+    self:touch(warm)
+    persist(warm)
+    if self.metrics then self.metrics:inc("rock_pool_claims_total") end
+    return warm
+  end
   local id = req.sandbox_id or state.new_id()
   if self.entries[id] and self.entries[id].state ~= "deleted" then
     errors.raise("conflict", "Sandbox " .. id .. " already exists")
@@ -89,7 +106,7 @@ function Registry:start(req, who)
     phases = {}, cpus = req.cpus, memory = req.memory, disk = req.disk, num_gpus = req.num_gpus,
     accelerator_type = req.accelerator_type, user_id = who.user_id, experiment_id = who.experiment_id,
     namespace = who.namespace, metadata = {}, lease = req.lease or self.lease,
-    create_time = os.time(), start_time = os.time(), request = req }
+    create_time = os.time(), start_time = os.time(), request = req, pooled = pooled or nil }
   if self.admission then self.admission:ask(e, req) end -- may refuse: nothing kept then
   self:touch(e)
   self.entries[id] = e
@@ -225,7 +242,7 @@ function Registry:list(filters)
   local out = {}
   for _, id in ipairs(self.order) do
     local e = self.entries[id]
-    local ok = e ~= nil
+    local ok = e ~= nil and not e.pooled
     for k, v in pairs(filters or {}) do
       if ok and v ~= nil and v ~= "" and tostring(e[k]) ~= v then ok = false end
     end
@@ -240,7 +257,7 @@ function Registry:reap()
   local now, n = uv.now() / 1000, 0
   for _, id in ipairs({ table.unpack(self.order) }) do
     local e = self.entries[id]
-    if e and e.state == "running" and (e.calls or 0) == 0 and now - e.last_used >= e.lease then
+    if e and not e.pooled and e.state == "running" and (e.calls or 0) == 0 and now - e.last_used >= e.lease then
       log.info("serve", "sandbox %s idle for %ds: its lease lapsed, stopping it", id, math.floor(now - e.last_used))
       n = n + 1 -- counted before the stop, which waits: the entry says stopped at once
       if self.metrics then self.metrics:inc("rock_leases_expired_total") end
@@ -286,7 +303,12 @@ function Registry:adopt()
       local mark = state.marked_owner(s.dir)
       owner = mark and state.owner_label(mark)
     end
-    if owner == me and not self.entries[s.id] then
+    if owner == me and not self.entries[s.id] and rec and rec.serve and rec.serve.pooled then
+      -- a warm one of the previous server's pools: nobody's, so it goes
+      log.info("serve", "sandbox %s was warm in the previous server's pool: removing it", s.id)
+      local ok, sb = pcall(sandbox.attach, rec, s.dir)
+      if ok and sb then pcall(sb.stop, sb) else release(rec, s.dir, s.id) end
+    elseif owner == me and not self.entries[s.id] then
       local ok, sb = false, "no readable record"
       if rec then ok, sb = pcall(sandbox.attach, rec, s.dir) end
       if ok and sb then
