@@ -247,11 +247,13 @@ T.test("in the browser: sandbox phases, an in-place eval's error, nothing fetche
   T.ok(r[12][2] >= 5, "plots have bars: " .. r[12][2])
 end)
 
--- a DAgger run (issue 20's layout): rounds/<r>/dataset.jsonl, one line a
--- turn; no trajectories.jsonl of its own, so the tasks are the last round's
-T.test("a DAgger run: per-round resolved, agreement and intervention", function()
+-- a DAgger run (recipes/dagger_eval.lua's layout): rounds/<r>/ holds a
+-- round's trajectories.jsonl, then its dataset.jsonl (a line a turn) and
+-- summary.json when the round ends; no trajectories.jsonl of its own, so
+-- the tasks are the latest round's
+T.test("a DAgger run: per-round resolved, agreement and intervention; a round still running", function()
   local d = tmp .. "/dagger"
-  os.execute("mkdir -p " .. q(d .. "/rounds/1") .. " " .. q(d .. "/rounds/2/eval"))
+  os.execute("mkdir -p " .. q(d .. "/rounds/1") .. " " .. q(d .. "/rounds/2") .. " " .. q(d .. "/rounds/3/eval"))
   local function turns(round, beta, spec) -- spec: {episode, resolved, {executed_by, agree}...}
     local out = {}
     for _, ep in ipairs(spec) do
@@ -262,29 +264,38 @@ T.test("a DAgger run: per-round resolved, agreement and intervention", function(
     end
     return table.concat(out, "\n") .. "\n"
   end
-  -- round 1 (beta 1): the teacher executes all 4 turns, agrees on 1; 1 of 2 resolved
+  -- round 1 (beta 1), ended: its summary.json counts 3 trajectories (one
+  -- aborted before a turn, so not in the dataset), 1 resolved, 4 turns all
+  -- by the teacher, 1 agreeing
   T.write(d .. "/rounds/1/dataset.jsonl", turns(1, 1, { { "a", true, { { "teacher", true }, { "teacher", false } } },
     { "b", false, { { "teacher", false }, { "teacher", false } } } }))
-  -- round 2 (beta 0.5): 1 of 4 by the teacher, 3 agree; 2 of 2 resolved; one torn line
+  T.write(d .. "/rounds/1/summary.json", json.encode({ round = 1, beta = 1, total = 3, resolved = 1, turns = 4, agreed = 1,
+    executed_by = { teacher = 4, student = 0 }, records = { added = 2, dropped = 2 }, seconds_wall = 12.5, complete = true }) .. "\n")
+  T.write(d .. "/rounds/1/trajectories.jsonl", traj("a", {}) .. "\n")
+  -- round 2 (beta 0.5): a dataset without its summary, counted here: 1 of
+  -- 4 turns by the teacher, 3 agree, 2 of 2 episodes resolved; a torn line
   T.write(d .. "/rounds/2/dataset.jsonl", turns(2, 0.5, { { "a", true, { { "student", true }, { "teacher", true } } },
     { "b", true, { { "student", true }, { "student", false } } } }) .. '{"task_id":"b","tu')
-  T.write(d .. "/rounds/2/trajectories.jsonl", traj("a", { patch = "diff --git a/a b/a\\n+a\\n", eval = { status = "resolved", resolved = true } }) .. "\n" ..
-    traj("b", { patch = "diff --git a/b b/b\n+b\n", eval = { status = "resolved", resolved = true } }) .. "\n")
+  T.write(d .. "/rounds/2/trajectories.jsonl", traj("a", {}) .. "\n")
+  -- round 3: running, its trajectories so far
+  T.write(d .. "/rounds/3/trajectories.jsonl", traj("a", { patch = "diff --git a/a b/a\n+a\n", eval = { status = "resolved", resolved = true } }) .. "\n" ..
+    traj("b", { patch = "diff --git a/b b/b\n+b\n", eval = { status = "unresolved", resolved = false } }) .. "\n")
   local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d))
   T.ok(good, o)
   local r = B.run{
     { ["goto"] = B.url(d .. "/report/index.html") },
-    { eval = "Array.from(document.querySelectorAll('#rounds tbody tr')).map(function(r){return r.innerText.replace(/\\s+/g,' ')})" },
+    { eval = "Array.from(document.querySelectorAll('#rounds tbody tr')).map(function(r){return r.innerText.replace(/\\s+/g,' ').trim()})" },
     { eval = "Array.from(document.querySelectorAll('#tasks tbody tr')).map(function(r){return r.dataset.id+'='+r.dataset.status}).join(' ')" },
-    { eval = "document.body.innerText.indexOf(\"round 2's\") >= 0" },
+    { eval = "document.body.innerText.indexOf(\"round 3's\") >= 0" },
     { eval = "Array.from(document.querySelectorAll('svg rect title')).map(function(t){return t.textContent}).filter(function(t){return /^round/.test(t)})" },
   }
-  T.eq(r[2][1], "1 1 2 1 (50.0%) 4 25.0% 100.0% 0")
-  T.eq(r[2][2], "2 0.5 2 2 (100.0%) 4 75.0% 25.0% 1")
-  T.eq(r[3], "a=resolved b=resolved", "the last round's tasks")
+  T.eq(r[2][1], "1 1 3 1 (33.3%) 4 25.0% 100.0% 2 2 12.5 0", "round 1: its summary.json")
+  T.eq(r[2][2], "2 0.5 2 2 (100.0%) 4 75.0% 25.0% - - - 1", "round 2: counted from its dataset")
+  T.eq(r[2][3], "3 running (no dataset yet)")
+  T.eq(r[3], "a=resolved b=unresolved", "the latest round's tasks")
   T.eq(r[4], true, "says whose tasks they are")
-  T.eq(#r[5], 6, "three bars a round: " .. json.encode(r[5]))
-  T.eq(r[5][1], "round 1 resolved: 50.0%")
+  T.eq(#r[5], 6, "three bars a finished round: " .. json.encode(r[5]))
+  T.eq(r[5][1], "round 1 resolved: 33.3%")
   T.eq(r[5][6], "round 2 intervention (teacher executed): 25.0%")
 end)
 

@@ -163,15 +163,23 @@ function M.render(run, R, opts)
   if run.rounds then
     local groups = {}
     local rows = { '<h2>DAgger rounds</h2><table id="rounds" style="width:auto"><thead><tr><th>round</th><th>β</th>' ..
-      '<th>episodes</th><th>resolved</th><th>turns</th><th>agreement</th><th>intervention</th><th>unreadable lines</th></tr></thead><tbody>' }
+      '<th>episodes</th><th>resolved</th><th>turns</th><th>agreement</th><th>intervention</th><th>records added</th>' ..
+      '<th>dropped</th><th>seconds</th><th>unreadable lines</th></tr></thead><tbody>' }
     local function rate(a, n) return n > 0 and a / n or nil end
     local function p(x) return x and string.format("%.1f%%", 100 * x) or "-" end
+    local function opt(x, f) return x and string.format(f or "%d", x) or "-" end
     for _, e in ipairs(run.rounds) do
-      local res, agr, int = rate(e.resolved, e.episodes), rate(e.agree, e.turns), rate(e.teacher, e.turns)
-      groups[#groups + 1] = { label = "round " .. e.round, values = { res, agr, int } }
-      rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d (%s)</td>' ..
-        '<td class="n">%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%d</td></tr>', e.round, e.round,
-        e.beta and string.format("%.4g", e.beta) or "-", e.episodes, e.resolved, p(res), e.turns, p(agr), p(int), e.bad)
+      if e.running then
+        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td colspan="10" class="mut">running (no dataset yet)</td></tr>',
+          e.round, e.round)
+      else
+        local res, agr, int = rate(e.resolved, e.episodes), rate(e.agree, e.turns), rate(e.teacher, e.turns)
+        groups[#groups + 1] = { label = "round " .. e.round, values = { res, agr, int } }
+        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d (%s)</td>' ..
+          '<td class="n">%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td>' ..
+          '<td class="n">%d</td></tr>', e.round, e.round, e.beta and string.format("%.4g", e.beta) or "-", e.episodes, e.resolved,
+          p(res), e.turns, p(agr), p(int), opt(e.added), opt(e.dropped), opt(e.seconds, "%.1f"), e.bad)
+      end
     end
     rows[#rows + 1] = "</tbody></table>"
     if run.tasks_round then

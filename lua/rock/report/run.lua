@@ -75,18 +75,21 @@ function M.file_name(id)
 end
 
 --- The DAgger rounds of dir (recipes/dagger_eval.lua, docs/dagger.md):
---- rounds/<r>/dataset.jsonl, one line a turn {task_id, episode_id, round,
---- beta, executed_by, agree, resolved, ...}, read into one entry a round
---- {round, beta, turns, agree, teacher, episodes, resolved, bad, summary}
---- (rates are the report's: agree/turns, teacher/turns, resolved/episodes);
---- nil when dir has no rounds.
+--- one entry a round directory rounds/<r>/ {round, beta, episodes,
+--- resolved, turns, agree, teacher, added, dropped, seconds, bad, running}.
+--- A finished round's numbers are its summary.json's (the recipe's own:
+--- total, resolved, turns, agreed, executed_by.teacher, records); a round
+--- still running has no summary yet: its numbers are counted from its
+--- dataset.jsonl when there is one (an episode a distinct episode_id),
+--- else it is `running` with none. nil when dir has no rounds.
 function M.rounds(dir)
   local list = {}
-  for r = 1, 1000 do
+  for r = 1, 100000 do
     local base = dir .. "/rounds/" .. r
     local data = read(base .. "/dataset.jsonl")
     local summary = decode(read(base .. "/summary.json") or "")
-    if not data and not summary then break end
+    local has_trajs = exists(base .. "/trajectories.jsonl")
+    if not data and not summary and not has_trajs then break end
     local e = { round = r, turns = 0, agree = 0, teacher = 0, episodes = 0, resolved = 0, bad = 0, summary = summary }
     local seen = {}
     for line in (data or ""):gmatch("[^\n]+") do
@@ -106,7 +109,20 @@ function M.rounds(dir)
         e.bad = e.bad + 1
       end
     end
-    if not e.beta and summary and type(summary.beta) == "number" then e.beta = summary.beta end
+    if summary then -- the recipe's own numbers: every trajectory, those without a turn too
+      local function n(x) return type(x) == "number" and x or nil end
+      local by = type(summary.executed_by) == "table" and summary.executed_by or {}
+      local rec = type(summary.records) == "table" and summary.records or {}
+      e.beta = n(summary.beta) or e.beta
+      e.episodes = n(summary.total) or e.episodes
+      e.resolved = n(summary.resolved) or e.resolved
+      e.turns = n(summary.turns) or e.turns
+      e.agree = n(summary.agreed) or e.agree
+      e.teacher = n(by.teacher) or e.teacher
+      e.added, e.dropped, e.seconds = n(rec.added), n(rec.dropped), n(summary.seconds_wall)
+    elseif not data then
+      e.running = true
+    end
     list[#list + 1] = e
   end
   return #list > 0 and list or nil
@@ -123,10 +139,12 @@ function M.load(dir, opts)
   r.rounds = M.rounds(dir)
   r.path = dir .. "/trajectories.jsonl"
   local f = io.open(r.path, "rb")
-  if not f and r.rounds then -- a DAgger run: its last round's trajectories
-    r.tasks_round = #r.rounds
-    r.path = dir .. "/rounds/" .. r.tasks_round .. "/trajectories.jsonl"
-    f = io.open(r.path, "rb")
+  if not f and r.rounds then -- a DAgger run: its latest round's trajectories
+    for i = #r.rounds, 1, -1 do
+      local path = dir .. "/rounds/" .. i .. "/trajectories.jsonl"
+      f = io.open(path, "rb")
+      if f then r.tasks_round, r.path = i, path break end
+    end
   end
   if not f then r.missing_trajectories = true end
   -- line by line (the file whole is never in memory), each task keeping
