@@ -46,7 +46,7 @@ local lines = {
                 exit_code = 0, seconds = 0.5, tokens = 60, cost = 0.25 },
               { action = { tool = "submit" }, observation_message = 5, exit_code = 0, seconds = 0.1, tokens = 60, cost = 0.25 } },
     patch = evil_patch,
-    sandbox = { id = "rk-1", image = "img:1", backend = "docker", node = "http://node-a:8080",
+    sandbox = { id = "rk-1", image = "img:1", backend = "docker", node = "http://node-a:8080", slurm_job_id = "61",
       phases = { { name = "image_pull", status = "success", seconds = 3 }, { name = "container_create", status = "success", seconds = 0 },
                  { name = "container_start", status = "success", seconds = 1 }, { name = "rocklet_ready", status = "success", seconds = 2 } } },
     eval = { status = "resolved", resolved = true, tests = { ["t::a"] = "PASSED", ["t::b"] = "PASSED" },
@@ -232,7 +232,7 @@ T.test("in the browser: sandbox phases, an in-place eval's error, nothing fetche
     { eval = "[document.querySelectorAll('svg').length, document.querySelectorAll('svg rect').length]" },
   }
   T.match(r[2], "image_pull success 3s · container_create success 0s · container_start success 1s · rocklet_ready success 2s")
-  T.match(r[2], "node http://node%-a:8080")
+  T.match(r[2], "node http://node%-a:8080 · Slurm job 61")
   T.match(r[2], "setup 1%.00s · agent 2%.00s · eval 3%.00s · total 6%.00s")
   -- the only request a page makes is for itself (CSS, scripts, plots inline)
   T.eq(json.encode(r[3]), json.encode({ B.url(site .. "/t/evil-1.html") }), "the trajectory page fetched nothing")

@@ -159,7 +159,8 @@ function M.render(t, R, prev, nxt, read)
     { "termination", tostring(tr.termination_reason or "?") .. " (" .. tostring(tr.exit_status or "?") .. ")" },
     { "policy / model", tostring(tr.policy or "?") .. " / " .. tostring(tr.model or "?") },
     { "sandbox", tostring(sb.id or "?") .. " · image " .. tostring(sb.image or "?") .. " · backend " .. tostring(sb.backend or "?") ..
-      ((sb.node or sb.node_url) and (" · node " .. tostring(sb.node or sb.node_url)) or "") },
+      ((sb.node or sb.node_url) and (" · node " .. tostring(sb.node or sb.node_url)) or "") ..
+      (sb.slurm_job_id and (" · Slurm job " .. tostring(sb.slurm_job_id)) or "") },
     { "limits", string.format("memory %s, pids %s, disk %s", str(lim.memory or "-"), str(lim.pids_limit or "-"), str(lim.disk or "-")) },
     { "phases", string.format("setup %s · agent %s · eval %s · total %s", secs(tm.setup), secs(tm.agent), secs(tm.eval), secs(tm.total)) },
     { "model stats", string.format("%s calls · %s tokens sent · %s received · $%.4f", str(ms.api_calls or 0),
