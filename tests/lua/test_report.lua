@@ -52,7 +52,8 @@ local lines = {
     eval = { status = "resolved", resolved = true, tests = { ["t::a"] = "PASSED", ["t::b"] = "PASSED" },
       report = { FAIL_TO_PASS = { success = { "t::a" }, failure = {} }, PASS_TO_PASS = { success = { "t::b" }, failure = {} } },
       log_path = "/nonexistent/moved/evil-1.log" } }),
-  traj("lost-1", { patch = "diff --git a/y b/y\n+y\n", steps = { { action = { tool = "submit" }, exit_code = 0 } },
+  traj("lost-1", { patch = "diff --git a/y b/y\n+y\n", steps = { { format_error = true, failure_reason = "format_error",
+      observation = "Please answer with one <b>tool call</b>.", seconds = 0.1 }, { action = { tool = "submit" }, exit_code = 0 } },
     eval = { status = "unresolved", resolved = false, log_path = tmp .. "/nowhere/lost-1.log" },
     model_stats = { instance_cost = 2.5, api_calls = 9, tokens_sent = 5000, tokens_received = 900 } }),
   traj("nostart-1", { termination_reason = "aborted", exit_status = "sandbox_start_failed", model_stats = { instance_cost = 0 },
@@ -162,6 +163,7 @@ T.test("in the browser: torn line, missing log, start failure, pending task", fu
     { eval = "document.getElementById('torn').innerText" },
     { ["goto"] = B.url(site .. "/t/lost-1.html") },
     { eval = "document.getElementById('log-missing') && document.getElementById('log-missing').innerText" },
+    { eval = "document.getElementById('step-1').innerText" },
     { ["goto"] = B.url(site .. "/t/evil-1.html") },
     { eval = "!!document.getElementById('test-log')" },
   }
@@ -171,7 +173,10 @@ T.test("in the browser: torn line, missing log, start failure, pending task", fu
   T.match(r[3][3], "eval log missing")
   T.match(r[5], "torn: the last line has no newline")
   T.match(r[7], "Eval log missing")
-  T.eq(r[9], true, "a moved run dir still finds eval/<id>.log")
+  T.match(r[8], "step 1 · %? · rc %- · 0%.10s · 0 tokens · %$0%.0000 · format error")
+  T.match(r[8], "%(no action: the model's answer could not be parsed%)")
+  T.match(r[8], "Please answer with one <b>tool call</b>%.")
+  T.eq(r[10], true, "a moved run dir still finds eval/<id>.log")
 end)
 
 T.test("in the browser: the table sorts and filters, by clicks and by deep link", function()

@@ -76,6 +76,7 @@ end
 
 -- the exact action of a step, as a command line or an editor call
 local function action_text(a)
+  if a == nil then return "(no action: the model's answer could not be parsed)" end
   if type(a) ~= "table" then return tostring(a) end
   if a.tool == "bash" then return "bash: " .. tostring(a.command) end
   if a.tool == "str_replace_editor" then
