@@ -86,6 +86,8 @@ T.test("the index: every task with its status, the provenance, filters, nothing 
   T.match(r[4], "backend\ndocker")
   T.match(r[4], "%-%-workers=3")
   T.match(r[4], "wall time\n[%d.]+s")
+  T.match(r[4], "rock\n%d+%.%d+")
+  T.match(r[4], "report written\n%d+%-%d+%-%d+ [%d:]+ UTC by rock %d+%.%d+")
   T.eq(r[5][1], "2")
   T.eq(r[5][2], "1")
   T.ok(r[6].colors >= 8 and r[6].nonwhite > 0.03, "not blank: " .. json.encode(r[6]))

@@ -117,7 +117,7 @@ function M.render(run, R, opts)
     { "flags", table.concat(flags, " ") },
     { "started", num(info.started) and os.date("!%Y-%m-%d %H:%M:%S UTC", math.floor(info.started)) },
     { "wall time", wall and fmt_secs(wall) or (info.started and "running" or nil) },
-    { "report written", os.date("!%Y-%m-%d %H:%M:%S UTC") },
+    { "report written", os.date("!%Y-%m-%d %H:%M:%S UTC") .. " by rock " .. require("rock.core").version() },
   }, R)
   -- counts
   b[#b + 1] = '<h2>Outcomes</h2><div class="cards">'
