@@ -314,6 +314,7 @@ T.test("live: a task's page at once, the next within the window, by the timer", 
   l:task_done({ instance_id = "one" })
   T.ok(T.read(d .. "/report/t/one.html"), "the first task's page at once")
   T.match(T.read(d .. "/report/index.html"), "The run is still going")
+  T.match(T.read(d .. "/report/index.html"), "replaced in the pages written last")
   local f = assert(io.open(d .. "/trajectories.jsonl", "ab"))
   f:write(traj("two", {}) .. "\n")
   f:close()
@@ -324,6 +325,7 @@ T.test("live: a task's page at once, the next within the window, by the timer", 
   T.match(T.read(d .. "/report/index.html"), 'data%-id="two"')
   l:finish()
   T.ok(not T.read(d .. "/report/index.html"):find("still going", 1, true), "the final index")
+  T.ok(not T.read(d .. "/report/index.html"):find("written last", 1, true), "the final count is over every page")
 end)
 
 T.test("a real start failure (local backend, no rocklet): its phases, listed, in the recipe's own report", function()

@@ -92,7 +92,8 @@ function M.render(run, R, opts)
   local b = { "<h1>", esc(R(title)), "</h1>" }
   b[#b + 1] = '<p class="note">Redacted: API keys, bearer tokens and the run\'s secret flags and environment values are shown as ' ..
     esc(require("rock.report.redact").MARK) .. ' on every page (' .. '<span id="redactions">' ..
-    (opts.redactions and tostring(opts.redactions) or "0") .. '</span> replaced).</p>'
+    (opts.redactions and tostring(opts.redactions) or "0") .. '</span> replaced' ..
+    (opts.partial and " in the pages written last; counted over all of them at the end of the run" or "") .. ").</p>"
   if opts.running then b[#b + 1] = '<p class="note">The run is still going: this page is refreshed as tasks finish (reload it).</p>' end
   if run.missing_trajectories then b[#b + 1] = '<p class="warn">No trajectories.jsonl in this run directory.</p>' end
   if run.torn > 0 then

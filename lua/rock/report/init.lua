@@ -62,7 +62,7 @@ function M.write(dir, opts)
     end
   end
   -- the index last: the count of redactions covers every page written
-  local page = index.render(run, R, { redactions = R.count, running = opts.running })
+  local page = index.render(run, R, { redactions = R.count, partial = opts.only ~= nil, running = opts.running })
   put(out .. "/index.html", page)
   return { out = out, tasks = #run.tasks, pages = pages, torn = run.torn, seconds = (uv.hrtime() - t0) / 1e9, index_bytes = #page,
            redactions = R.count }
