@@ -5,8 +5,9 @@
 -- report holds them); a torn last line and a missing eval log render
 -- marked; a start failure is listed with its error and its sandbox's
 -- phases; --instances adds the gold patch and the tasks not run yet; the
--- table sorts and filters; no page fetches anything but itself and none
--- renders blank; a DAgger run's rounds are tabled and plotted.
+-- table sorts and filters; no page fetches anything but itself, from
+-- file:// and from a static HTTP host, and none renders blank; a DAgger
+-- run's rounds are tabled and plotted.
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local B = dofile(arg[0]:match("(.*/)") .. "browser.lua")
 local json = require "rock.json"
@@ -219,6 +220,39 @@ T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
   T.eq(r[10], "lost-1.html")
   T.eq(r[13], "evil-1.html")
   T.eq(json.encode(r[16]), json.encode({ "#step-2", "step-2", "step 2 of 2", "rc0 rc0" }), "the navigator's link to step 2")
+end)
+
+T.test("from a static host (python3's http.server): the same pages work, fetching only themselves", function()
+  local rock = require "rock"
+  local log = tmp .. "/http.log"
+  local pid = T.sh(string.format("cd %s && { python3 -u -m http.server 0 --bind 127.0.0.1 >%s 2>&1 & echo $!; }", q(site), q(log)))
+    :gsub("%s+$", "")
+  local port
+  for _ = 1, 100 do
+    port = (T.read(log) or ""):match("port (%d+)")
+    if port then break end
+    rock.sleep(0.05)
+  end
+  local ok, err = pcall(function()
+    T.ok(port, "the server said its port: " .. tostring(T.read(log)))
+    local base = "http://127.0.0.1:" .. port
+    local r = B.run{
+      { ["goto"] = base .. "/index.html#status=resolved" },
+      { requests = true },
+      { eval = "Array.from(document.querySelectorAll('#tasks tbody tr:not([hidden])')).map(function(r){return r.dataset.id}).join(' ')" },
+      { click = "#tasks a[href='t/evil-1.html']" }, { sleep = 300 },
+      { requests = true },
+      { eval = "[location.pathname, document.querySelectorAll('.step').length]" },
+      { key = "l" }, { sleep = 300 }, { eval = "location.pathname" },
+    }
+    T.eq(json.encode(r[2]), json.encode({ base .. "/index.html" }), "the index fetched only itself")
+    T.eq(r[3], "evil-1", "the deep link's filter")
+    T.eq(json.encode(r[6]), json.encode({ base .. "/index.html", base .. "/t/evil-1.html" }), "the page fetched only itself")
+    T.eq(json.encode(r[7]), json.encode({ "/t/evil-1.html", 2 }))
+    T.eq(r[10], "/t/lost-1.html", "l: the next task")
+  end)
+  T.sh("kill " .. pid)
+  if not ok then error(err, 0) end
 end)
 
 T.test("in the browser: sandbox phases, an in-place eval's error, nothing fetched, not blank", function()
