@@ -29,7 +29,8 @@
   XX(ENGINE_ERROR, "engine_error", "container engine error")                   \
   XX(IMAGE_NOT_FOUND, "image_not_found", "image not found")                    \
   XX(CONFLICT, "conflict", "conflict with the current state")                  \
-  XX(INTERNAL, "internal", "internal error")
+  XX(INTERNAL, "internal", "internal error")                                   \
+  XX(ENV_ERROR, "env_error", "the environment answered an error")
 
 typedef enum {
 #define XX(name, code, msg) ROCK_E_##name,

@@ -21,6 +21,8 @@
 
 #include "../core/log.h"
 #include "jobs.h"
+#include "envproc.h"
+#include "gem/gem.h"
 #include "procs.h"
 #include "rocklet.h"
 
@@ -36,6 +38,7 @@ static void usage(FILE *f) {
   fprintf(f,
           "usage: rocklet serve --socket PATH [--dir DIR] [--idle-timeout S] "
           "[--owner-pid PID] [--max-file-size BYTES]\n"
+          "       rocklet gem ENV_ID | --list   (a shipped environment: docs/environments.md)\n"
           "       rocklet --version\n"
           "Serves rock's sandbox API (sessions, execute, files) over HTTP on a "
           "unix socket.\n");
@@ -65,6 +68,7 @@ static void rocklet_shutdown(const char *why) {
   rock_log(ROCK_LOG_INFO, "rocklet", "msg=\"shutting down\" why=\"%s\"", why);
   sessions_close_all();
   jobs_close_all();
+  rock_envproc_stop_all(); /* process environments */
   rock_procs_kill_all(); /* background jobs too: they are our children */
   unlink(socket_path);
   /* an edit under way finishes and is answered (routes.c takes no new
@@ -211,6 +215,7 @@ int main(int argc, char **argv) {
     printf("rocklet %s\n", ROCKLET_VERSION);
     return 0;
   }
+  if (argc >= 2 && !strcmp(argv[1], "gem")) return gem_main(argc, argv); /* gem/main.c */
   if (argc < 2 || strcmp(argv[1], "serve")) {
     usage(argc >= 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
     return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;

@@ -78,7 +78,7 @@ void reply_json_texts(rock_http_req_t *req, json_t *obj, size_t n, const char *c
 
 static void verror_h(rock_http_req_t *req, int status, const char *headers, rock_err e,
                      const char *fmt, va_list ap) {
-  char msg[1024];
+  char msg[4096]; /* room for an environment's death and its stderr's tail (envproc.c) */
   vsnprintf(msg, sizeof msg, fmt, ap);
   json_t *o = json_pack("{s:s, s:s}", "code", rock_err_name(e), "message", msg);
   char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;

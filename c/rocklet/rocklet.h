@@ -50,6 +50,10 @@ void editor_run(rock_http_req_t *req, json_t *args);
 void editor_close_all(void (*done)(void));
 /* Background jobs (routes_jobs.c); jobs_close_all answers their waiters. */
 void jobs_start(rock_http_req_t *req, json_t *args);
+/* routes_env.c: process environments */
+void env_start(rock_http_req_t *req, json_t *args);
+void env_call(rock_http_req_t *req, json_t *args);
+void env_stop(rock_http_req_t *req, json_t *args);
 void jobs_wait(rock_http_req_t *req, json_t *args);
 void jobs_list(rock_http_req_t *req, json_t *args);
 void jobs_kill(rock_http_req_t *req, json_t *args);

@@ -7,7 +7,7 @@
  * shutting down only the GET endpoints are served (/is_alive, /lease,
  * /jobs); the others answer sandbox_not_alive.
  * /file (raw bytes, GET, HEAD and PUT) is bytes.c's, before all that.
- * The families: routes_session.c, routes_exec.c, routes_jobs.c, files.c,
+ * The families: routes_session.c, routes_exec.c, routes_jobs.c, routes_env.c, files.c,
  * routes_editor.c (which parses its body off the loop: routes_parse); their
  * answers: reply.c. */
 #include <stdio.h>
@@ -58,6 +58,9 @@ static const struct {
     {"/editor", editor_run, 0, NULL}, /* routes_editor.c: parses its body itself */
     {"/upload", upload_run, 0, NULL}, /* its body went to a file (upload.c) */
     {"/jobs/start", jobs_start, 0, NULL}, /* routes_jobs.c */
+    {"/env/start", env_start, 0, NULL}, /* routes_env.c */
+    {"/env/call", env_call, 0, NULL},
+    {"/env/stop", env_stop, 0, NULL},
     {"/jobs/wait", jobs_wait, 0, NULL},
     {"/jobs/kill", jobs_kill, 0, NULL},
     {"/jobs", jobs_list, 1, NULL},

@@ -31,6 +31,7 @@ local lazy = {
   log = "rock.log", -- rock.log(level, fmt, ...) and rock.log.warn(area, fmt, ...)
   text = "rock.text", -- trims that stay linear on any input
   job = "rock.job",
+  envs = "rock.envs", -- environments: GEM's gym interface (docs/environments.md)
   backends = "rock.backends", -- the backend contract and registry (docs/backends.md)
   fleet = "rock.fleet", -- many `rock serve` nodes as one pool
   pool = "rock.pool", -- rock.pool{image=, size=, ...}: warm sandboxes, claimed at once

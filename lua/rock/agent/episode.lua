@@ -1,6 +1,7 @@
---- rock.agent.episode: one task from start to end, as one trajectory:
--- start the sandbox (a permit of the run's start semaphore), reset the repo
--- to base_commit, open the session, take turns until a termination reason,
+--- rock.agent.episode: one task from start to end, as one trajectory: a
+-- policy over the task's environment (rock.envs.swe): start the sandbox (a
+-- permit of the run's start semaphore), reset the repo to base_commit,
+-- open the session (the environment's start), take turns (its act) until a termination reason,
 -- take the patch (git diff against base_commit), tear the sandbox down by
 -- policy, grade the patch (in a fresh sandbox by default).
 -- Termination reasons (docs/agent.md): finish, budget, loop,
@@ -12,8 +13,8 @@ local errors = require "rock.errors"
 local task = require "rock.task"
 local log = require "rock.log"
 local tools = require "rock.agent.tools"
-local prompts = require "rock.agent.prompts"
 local json = require "rock.json"
+local swe = require "rock.envs.swe"
 
 local M = {}
 
@@ -29,84 +30,13 @@ M.DEFAULTS = {
   start_retries = 2,       -- a sandbox start that fails is tried again this many times
 }
 
--- What the agent's shell gets (mini-swe-agent's SWE-bench environment).
-M.SESSION_ENV = { PAGER = "cat", MANPAGER = "cat", LESS = "-R", PIP_PROGRESS_BAR = "off", TQDM_DISABLE = "1" }
+-- The task's environment (rock.envs.swe) holds the sandbox's setup:
+-- what the agent's shell gets, the sandbox's limits.
+M.SESSION_ENV = swe.SESSION_ENV
+M.SANDBOX_LIMITS = swe.SANDBOX_LIMITS
+M.sandbox_limits = swe.sandbox_limits
 
 local function now() return uv.hrtime() / 1e9 end
-
-local function git(sb, repo_dir, args, timeout)
-  local argv = { "git", "-C", repo_dir }
-  for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local r = sb:execute{ command = argv, timeout = timeout }
-  if r.exit_code ~= 0 then
-    errors.raise("setup_failed", string.format("git %s in %s failed (exit %s): %s",
-      args[1], repo_dir, tostring(r.exit_code), (r.stderr or "") .. (r.stdout or "")))
-  end
-  return r
-end
-
---- The resource limits of an agent's sandbox by default (docs/agent.md,
---- Limits): a fork bomb, a runaway allocation or a disk fill by the agent
---- stops inside its sandbox. 0 is none.
-M.SANDBOX_LIMITS = { memory = "8g", pids_limit = 1024, disk = "10g" }
-local LIMIT_FIELDS = { "memory", "pids_limit", "disk" }
-
---- The limits for task t's sandboxes (rock.sandbox.start's memory,
---- pids_limit, disk): SANDBOX_LIMITS, then opts.sandbox's (the run's
---- flags), then the task's own fields (a task that needs more says so).
----@return table {memory=, pids_limit=, disk=}
-function M.sandbox_limits(t, opts)
-  local out = {}
-  for _, k in ipairs(LIMIT_FIELDS) do
-    local v = M.SANDBOX_LIMITS[k]
-    if (opts.sandbox or {})[k] ~= nil then v = opts.sandbox[k] end
-    if t[k] ~= nil then v = t[k] end
-    out[k] = v
-  end
-  return out
-end
-
---- A sandbox's start phases as a trajectory keeps them: a list in start
---- order of {name, status, seconds (whole: the phases' clock is
---- os.time), message}.
-local PHASE_ORDER = { "image_pull", "container_create", "container_start", "rocklet_ready" }
-function M.phases(ph)
-  if type(ph) ~= "table" then return nil end
-  local out = json.array()
-  for _, name in ipairs(PHASE_ORDER) do
-    local p = ph[name]
-    if type(p) == "table" then
-      out[#out + 1] = { name = name, status = p.status, message = p.message,
-        seconds = p.started_at and p.completed_at and p.completed_at - p.started_at or nil }
-    end
-  end
-  return out
-end
-
---- Start the task's sandbox and make it ready: the repo at base_commit with
---- a clean tree (untracked files removed; ignored ones, such as built
---- extensions, kept), the agent's session open in repo_dir.
-local function setup(t, opts, traj)
-  local start = { backend = opts.backend, start_retry_times = opts.start_retries or M.DEFAULTS.start_retries }
-  if require("rock.backends").takes_image(opts.backend) then start.image = t.image end
-  for k, v in pairs(opts.sandbox or {}) do start[k] = v end
-  local limits = M.sandbox_limits(t, opts)
-  for k, v in pairs(limits) do start[k] = v end
-  if opts.on_phase then start.on_phase = function(...) opts.on_phase(t, ...) end end
-  local sb
-  local function go() sb = require("rock.sandbox").start(start) end
-  if opts.start_sem then opts.start_sem:with(go) else go() end
-  traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
-    node = sb.node_url or sb.slurm_node, -- a pool's sandbox (rock.fleet), a Slurm job: the node it runs on
-    slurm_job_id = sb.job_id and tostring(sb.job_id) or nil,
-    phases = M.phases(sb.phases) }
-  git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, opts.setup_timeout)
-  git(sb, t.repo_dir, { "clean", "-fdq" }, opts.setup_timeout)
-  local startup = { session = "agent", cwd = t.repo_dir, startup_source = t.startup_source,
-                    env = M.SESSION_ENV, startup_timeout = opts.setup_timeout }
-  sb:create_session(startup)
-  return sb, startup
-end
 
 -- The reason an error ends an episode with, and its exit status.
 local function classify(err)
@@ -161,7 +91,7 @@ local function turns(p, ctx, lim, traj, stats, t_agent)
         step.failure_reason, step.seconds = "repeated_action", now() - t0
         return "loop", "RepeatedAction"
       end
-      local r = tools.run(ctx.env, turn.action)
+      local r = ctx.environment:act(turn.action)
       step.observation, step.exit_code, step.failure_reason = r.observation, r.exit_code, r.failure_reason
       step.output_file = r.output_file
       add(ctx.messages, p:observe(turn, r.observation))
@@ -222,14 +152,13 @@ function M.run(t, factory, opts)
   local sb, patch, p
   local ok, err = pcall(function()
     p = factory:episode(t)
-    local startup
-    sb, startup = task.timeout(lim.setup_timeout + 300, setup, t, opts, traj)
+    -- the environment (swe:<instance_id>): its sandbox, its tools
+    local environment = swe.new(t, setmetatable({ command_timeout = lim.command_timeout }, { __index = opts }))
+    sb = task.timeout(lim.setup_timeout + 300, environment.start, environment, traj)
     traj.timings.setup = now() - t_start
     local ctx = { prompts = opts.prompts, vars = { repo_dir = t.repo_dir, problem_statement = t.problem_statement,
       instance_id = t.instance_id }, messages = traj.messages }
-    ctx.env = { sb = sb, session = "agent", repo_dir = t.repo_dir, timeout = lim.command_timeout,
-      limit = opts.observation_limit, editor_limit = opts.editor_limit, prompts = opts.prompts or prompts,
-      startup = startup }
+    ctx.env, ctx.environment = environment.tools, environment
     for _, m in ipairs(p:begin(ctx)) do ctx.messages[#ctx.messages + 1] = m end
     local t_agent = now()
     local reason, status, submission
@@ -253,7 +182,7 @@ function M.run(t, factory, opts)
     traj.termination_reason, traj.exit_status = classify(err)
     traj.error = { code = errors.is(err) and err.code or "internal", message = errors.is(err) and err.message or tostring(err) }
     if not traj.sandbox and type(err) == "table" and err.phases then -- a failed start: how far it got
-      traj.sandbox = { backend = opts.backend, image = t.image, phases = M.phases(err.phases) }
+      traj.sandbox = { backend = opts.backend, image = t.image, phases = swe.phases(err.phases) }
     end
     if traj.termination_reason == "context_overflow" and sb then
       local dok, d = pcall(require("rock.agent.grading").diff, sb, t)

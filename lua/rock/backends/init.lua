@@ -85,7 +85,8 @@ M.CAPS = { image = false, attach = "attach", keep = "keep", commit = "commit", s
   warmup = "warmup", remove_image = "remove_image", upload_stream = false, own_files = false }
 --- The data-plane operations (op's names).
 M.OPS = { "create_session", "run_in_session", "interrupt", "close_session", "execute", "read_file",
-  "write_file", "upload", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill" }
+  "write_file", "upload", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill",
+  "env/start", "env/call", "env/stop" }
 
 local registry, order = {}, {}
 -- the built-in backends, loaded on first use

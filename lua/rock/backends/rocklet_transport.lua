@@ -19,7 +19,7 @@ end
 -- the path of each operation whose body is its args as they are
 local PLAIN = {}
 for _, name in ipairs({ "create_session", "interrupt", "close_session", "execute", "editor",
-  "jobs/start", "jobs/wait", "jobs", "jobs/kill" }) do PLAIN[name] = "/" .. name end
+  "jobs/start", "jobs/wait", "jobs", "jobs/kill", "env/start", "env/call", "env/stop" }) do PLAIN[name] = "/" .. name end
 
 local function with_bytes(args, field)
   local v = args[field]

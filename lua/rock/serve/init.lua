@@ -6,7 +6,8 @@
 -- envelope.lua (ROCK's answers and input checks), routes.lua (one function
 -- per endpoint), registry.lua (the sandboxes, leases, adoption after a
 -- restart), metrics.lua (GET /metrics), admission.lua (the node's budget,
--- the start queue, GET .../node). docs/http-api.md.
+-- the start queue, GET .../node), gem.lua (GEM's environments under
+-- /apis/v1/envs/gem/). docs/http-api.md, docs/environments.md.
 -- Who may call, checked once a request's headers are in, before its body
 -- is read (admit): with a token, who has it; without one (loopback or a
 -- unix socket), this host's own clients and no web page: a request naming
@@ -24,6 +25,7 @@ local http_server = require "rock.http_server"
 local text = require "rock.text"
 local env = require "rock.serve.envelope"
 local routes = require "rock.serve.routes"
+local GEM = require "rock.serve.gem"
 local backends = require "rock.backends"
 
 local M = {}
@@ -185,6 +187,10 @@ function Server:handle(req)
     for _, e in pairs(self.registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
     route, res = "/metrics", respond(200, self.metrics:render(by) .. self.admission:metrics(self),
       "text/plain; version=0.0.4")
+  elseif req.path:sub(1, #GEM.PREFIX) == GEM.PREFIX then -- GEM's environments (serve/gem.lua)
+    local name = req.path:sub(#GEM.PREFIX + 1)
+    local status, body = GEM.handle(self, name, req, args_of)
+    route, res = GEM.ROUTES[name] and ("gem/" .. name) or "not_found", respond(status, body)
   elseif req.path:sub(1, #M.PREFIX) == M.PREFIX then
     route = req.path:sub(#M.PREFIX + 1)
     res, sandbox, outcome = self:api(route, req)

@@ -29,6 +29,7 @@ M.TEXT = {
   ["sandboxes/batch"] = "batch get sandbox status failed", interrupt = "interrupt failed",
   editor = "editor failed", ["jobs/start"] = "start job failed", ["jobs/wait"] = "wait job failed",
   jobs = "list jobs failed", ["jobs/kill"] = "kill job failed", node = "get node failed",
+  ["env/start"] = "start env failed", ["env/call"] = "call env failed", ["env/stop"] = "stop env failed",
 }
 
 local function entry(srv, args, where)
@@ -379,9 +380,10 @@ function M.editor(srv, args, req)
   return sb:editor(o)
 end
 
---- rock's background jobs (/jobs/start, /jobs/wait, /jobs, /jobs/kill),
---- passed to the sandbox's rocklet as they are (docs/rocklet-api.md), so a
---- remote Sandbox's sb:arun{mode="nohup"} works through the API.
+--- rock's background jobs (/jobs/start, /jobs/wait, /jobs, /jobs/kill)
+--- and process environments (/env/start, /env/call, /env/stop), passed to
+--- the sandbox's rocklet as they are (docs/rocklet-api.md), so a remote
+--- Sandbox's sb:arun{mode="nohup"} and rock.envs work through the API.
 local function jobs_call(path)
   return function(srv, args, req)
     local sb = live(srv, args, req)
@@ -413,6 +415,10 @@ M.ROUTES = {
   ["node"] = { "GET", M.node },
   ["jobs/start"] = { "POST", jobs_call("jobs/start") }, ["jobs/wait"] = { "POST", jobs_call("jobs/wait") },
   ["jobs"] = { "POST", jobs_call("jobs") }, ["jobs/kill"] = { "POST", jobs_call("jobs/kill") },
+  -- process environments (rock.envs, docs/environments.md), passed through
+  -- the same way: a remote Sandbox, and so a fleet front's, holds them too
+  ["env/start"] = { "POST", jobs_call("env/start") }, ["env/call"] = { "POST", jobs_call("env/call") },
+  ["env/stop"] = { "POST", jobs_call("env/stop") },
 }
 
 return M

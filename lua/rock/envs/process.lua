@@ -1,0 +1,74 @@
+--- rock.envs.process: an environment that is a process in a sandbox,
+-- speaking JSON lines (docs/environments.md); the sandbox's rocklet starts
+-- it and relays each call (/env/start, /env/call, /env/stop). Its
+-- {"error": ...} answers are raised as env_error; its death, as
+-- sandbox_not_alive with its exit status and stderr's tail; a call past
+-- its timeout as timeout (the rocklet killed it).
+local errors = require "rock.errors"
+
+local M = {}
+
+local Env = {}
+Env.__index = Env
+
+local HTTP_MARGIN = 30
+
+local function call(self, request)
+  if self.closed then errors.raise("conflict", "the environment " .. self.env_id .. " is closed") end
+  local r = self.sandbox:_op("env/call", { env = self.handle, request = request, timeout = self.timeout },
+    self.timeout + HTTP_MARGIN)
+  if r.error ~= nil then
+    errors.raise("env_error", self.env_id .. ": " .. tostring(r.error), { op = request.op })
+  end
+  return r
+end
+
+--- One raw call ({op=...}) -> the answer table; for tests and new ops.
+function Env:_call_raw(request) return call(self, request or { op = "nope" }) end
+
+--- reset(seed) -> observation, info (seed: an integer, or nil for a fresh one)
+function Env:reset(seed)
+  if seed ~= nil and math.type(seed) ~= "integer" then
+    errors.raise("invalid_argument", "reset: seed must be an integer or nil")
+  end
+  local r = call(self, { op = "reset", seed = seed })
+  return r.observation, r.info or {}
+end
+
+--- step(action) -> observation, reward, terminated, truncated, info
+function Env:step(action)
+  if type(action) ~= "string" then errors.raise("invalid_argument", "step: action must be a string") end
+  local r = call(self, { op = "step", action = action })
+  return r.observation, r.reward, r.terminated == true, r.truncated == true, r.info or {}
+end
+
+--- close(): the process is stopped, and the sandbox if make started it.
+--- Safe twice.
+function Env:close()
+  if self.closed then return end
+  self.closed = true
+  pcall(self.sandbox._op, self.sandbox, "env/stop", { env = self.handle }, HTTP_MARGIN)
+  if self.owns_sandbox then self.sandbox:stop() end
+end
+
+--- Start spec's process in opts.sandbox or in a sandbox of its own.
+function M.make(env_id, spec, opts)
+  local sb, owns = opts.sandbox, false
+  if not sb then
+    local so = {}
+    for k, v in pairs(opts.sandbox_opts or {}) do so[k] = v end
+    so.image = so.image or spec.image
+    sb, owns = require("rock.sandbox").start(so), true
+  end
+  local ok, r = pcall(sb._op, sb, "env/start",
+    { command = spec.command, env_id = spec.command == nil and spec.env_id or nil, env = spec.env, cwd = spec.cwd },
+    HTTP_MARGIN)
+  if not ok then
+    if owns then sb:stop() end
+    error(r, 0)
+  end
+  return setmetatable({ env_id = env_id, sandbox = sb, owns_sandbox = owns, handle = r.env, pid = r.pid,
+    timeout = opts.timeout or spec.timeout or 60, closed = false }, Env)
+end
+
+return M

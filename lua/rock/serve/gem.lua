@@ -1,0 +1,167 @@
+--- rock.serve.gem: GEM's environment API of ROCK, under /apis/v1/envs/gem/
+-- (ROCK-API.md "GEM env API"; docs/environments.md): bare JSON, no
+-- envelope. POST make {env_id} -> {sandbox_id}: a sandbox of its own
+-- (the registry's: admission, lease and placement as any sandbox; image
+-- from $ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE, else the registration's, else
+-- ROCK's python:3.11) holding the environment (rock.envs.make); reset
+-- {sandbox_id, seed?} -> {observation, info}; step {sandbox_id, action}
+-- -> {observation, reward, terminated, truncated, info}, or (rock's) step
+-- {steps: [{sandbox_id, action}, ...]} -> {results: [...]} stepping them
+-- concurrently; close {sandbox_id} -> {sandbox_id}: the sandbox stopped
+-- and forgotten; list -> {env_id: [the registered ids]}. Where ROCK
+-- answers a traceback, this answers HTTP 4xx {detail, code}: 400 a bad
+-- field, 404 an unknown env_id or sandbox_id, 409 the environment's own
+-- error, 410 an environment that died (its last words in detail), 504 a
+-- call past its timeout. An environment idle past its sandbox's lease is
+-- closed with it (the registry's reaper).
+local json = require "rock.json"
+local errors = require "rock.errors"
+local task = require "rock.task"
+local envs = require "rock.envs"
+
+local M = {}
+
+M.PREFIX = "/apis/v1/envs/gem/"
+M.DEFAULT_IMAGE = "python:3.11" -- ROCK's
+M.START_WAIT = 300 -- seconds a make waits for its sandbox (ROCK's cap)
+
+local STATUS = { invalid_argument = 400, bad_request = 400, not_found = 404, sandbox_not_found = 404,
+  env_error = 409, conflict = 409, sandbox_not_alive = 410, timeout = 504,
+  insufficient_resources = 503, image_not_found = 404 }
+
+local function fail(status, code, detail)
+  error({ gem_status = status, code = code, detail = detail }, 0)
+end
+local function bad(detail) fail(400, "invalid_argument", detail) end
+
+local function str(args, name)
+  local v = args[name]
+  if type(v) ~= "string" or v == "" then bad("field '" .. name .. "' must be a non-empty string") end
+  return v
+end
+
+-- The environment of sandbox_id, held for the call (its lease renewed).
+local function env_of(srv, id, held)
+  local e = srv.gem_envs[id]
+  local entry = srv.registry:get(id)
+  if not e or not entry then
+    fail(404, "not_found", "no environment in sandbox '" .. id .. "' (never made, or closed)")
+  end
+  local ok, err = pcall(srv.registry.live, srv.registry, entry, held)
+  if not ok then
+    srv.gem_envs[id] = nil -- its sandbox is gone (stopped, its lease lapsed): so is the environment
+    fail(410, "sandbox_not_alive", "the environment's sandbox " .. id .. " is gone: " ..
+      tostring(errors.is(err) and err.message or err))
+  end
+  return e
+end
+
+local function info_of(i) return type(i) == "table" and i or {} end -- {} is written as {}
+
+local function make(srv, args)
+  local id = str(args, "env_id")
+  local spec = envs.spec(id)
+  if not spec then fail(404, "not_found", "no environment '" .. id .. "'; /list has the registered ids") end
+  local reg = srv.registry
+  local image = os.getenv("ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE")
+  if not image or image == "" then image = spec.image or M.DEFAULT_IMAGE end
+  local entry = reg:start({ image = image }, {})
+  if not reg:wait_started(entry, M.START_WAIT) then
+    reg:stop(entry, "start_timeout")
+    fail(504, "timeout", "the sandbox for " .. id .. " did not start within " .. M.START_WAIT .. " s; it is stopped")
+  end
+  if entry.state ~= "running" then
+    local err = entry.start_error
+    error(errors.is(err) and err or errors.new("sandbox_start_failed", tostring(err or entry.state)), 0)
+  end
+  local ok, env = pcall(envs.make, id, { sandbox = entry.sb })
+  if not ok then
+    reg:stop(entry, "env_failed")
+    error(env, 0)
+  end
+  srv.gem_envs[entry.id] = env
+  return { sandbox_id = entry.id }
+end
+
+local function reset(srv, args, held)
+  local id = str(args, "sandbox_id")
+  local seed = args.seed
+  if seed == json.null then seed = nil end
+  if seed ~= nil then -- cjson reads every number as a float
+    seed = type(seed) == "number" and math.tointeger(seed)
+    if not seed then bad("field 'seed' must be an integer or absent") end
+  end
+  local obs, info = env_of(srv, id, held):reset(seed)
+  return { observation = obs, info = info_of(info) }
+end
+
+local function step_one(srv, args, held)
+  local id = str(args, "sandbox_id")
+  if type(args.action) ~= "string" then bad("field 'action' must be a string") end
+  local obs, reward, term, trunc, info = env_of(srv, id, held):step(args.action)
+  return { observation = obs, reward = reward, terminated = term, truncated = trunc, info = info_of(info) }
+end
+
+-- The answer of a failed call inside a vectorized step: {error, code}.
+local function error_item(err)
+  if type(err) == "table" and err.gem_status then return { error = err.detail, code = err.code } end
+  if errors.is(err) then return { error = err.message, code = err.code } end
+  return { error = tostring(err), code = "internal" }
+end
+
+local function step(srv, args, held)
+  if args.steps == nil then return step_one(srv, args, held) end
+  local list = args.steps
+  if type(list) ~= "table" or (next(list) ~= nil and list[1] == nil) then
+    bad("field 'steps' must be a list of {sandbox_id, action}")
+  end
+  local tasks = {}
+  for i, s in ipairs(list) do
+    if type(s) ~= "table" then bad("steps[" .. i .. "] must be an object {sandbox_id, action}") end
+    tasks[i] = task.spawn(step_one, srv, s, held)
+  end
+  local values, errs = task.wait(tasks)
+  local out = {}
+  for i = 1, #list do out[i] = errs[i] and error_item(errs[i]) or values[i] end
+  return { results = json.array(out) }
+end
+
+local function close(srv, args)
+  local id = str(args, "sandbox_id")
+  local env, entry = srv.gem_envs[id], srv.registry:get(id)
+  if not env or not entry then
+    fail(404, "not_found", "no environment in sandbox '" .. id .. "' (never made, or closed)")
+  end
+  srv.gem_envs[id] = nil
+  pcall(env.close, env)
+  srv.registry:stop(entry, "close")
+  pcall(srv.registry.delete, srv.registry, entry)
+  return { sandbox_id = id }
+end
+
+local function list() return { env_id = envs.list() } end
+
+local ROUTES = { make = make, reset = reset, step = step, close = close, list = list }
+M.ROUTES = ROUTES
+
+--- Answer one request under PREFIX: (status, body table).
+function M.handle(srv, name, req, args_of)
+  srv.gem_envs = srv.gem_envs or {}
+  local fn = ROUTES[name]
+  if not fn then return 404, { detail = "Not Found" } end
+  if req.method ~= "POST" then return 405, { detail = "Method Not Allowed" } end
+  local held = {}
+  local ok, res = pcall(function()
+    if fn == list then return list() end -- ROCK's SDK sends {sandbox_id}; nothing of it is needed
+    local okb, args = pcall(args_of, req)
+    if not okb then bad("the body must be a JSON object: " .. tostring(type(args) == "table" and args.why or args)) end
+    return fn(srv, args, held)
+  end)
+  for i = 1, #held do srv.registry:release(held[i]) end
+  if ok then return 200, res end
+  if type(res) == "table" and res.gem_status then return res.gem_status, { detail = res.detail, code = res.code } end
+  if errors.is(res) then return STATUS[res.code] or 500, { detail = res.message, code = res.code } end
+  return 500, { detail = tostring(res), code = "internal" }
+end
+
+return M

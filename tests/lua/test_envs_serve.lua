@@ -1,0 +1,215 @@
+-- test_envs_serve.lua: GEM's environment API of `rock serve`
+-- (/apis/v1/envs/gem/, serve/gem.lua) over real HTTP: ROCK's SDK flow on
+-- the shipped games solved through it, rock's vectorized step, 4xx
+-- answers with a message for bad input, and the idle lease closing an
+-- environment. On the local backend, or where ROCK_TEST_BACKEND says.
+local rock = require "rock"
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local S = dofile(here .. "serve_client.lua")
+local solvers = dofile(here .. "envs/solvers.lua")
+local json = rock.json
+
+local backend = os.getenv("ROCK_TEST_BACKEND") or "local"
+local image = os.getenv("ROCK_TEST_IMAGE") or "local"
+local srv = S.start{ backend = backend, env = "ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE=" .. image }
+
+-- POST /apis/v1/envs/gem/NAME: status, the decoded answer
+local function gem(name, body, raw)
+  local res = srv.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name,
+    body = raw or json.encode(body or {}), headers = { ["Content-Type"] = "application/json" } }
+  local ok, v = pcall(json.decode, res.body)
+  return res.status, ok and v or res.body
+end
+
+-- an environment over HTTP with the Lua interface, for the solvers
+local function remote(env_id)
+  local st, r = gem("make", { env_id = env_id })
+  T.eq(st, 200, "make " .. env_id .. ": " .. json.encode(r))
+  local id = r.sandbox_id
+  local e = { id = id }
+  function e:reset(seed)
+    local s, a = gem("reset", { sandbox_id = id, seed = seed })
+    assert(s == 200, json.encode(a))
+    return a.observation, a.info
+  end
+  function e:step(action)
+    local s, a = gem("step", { sandbox_id = id, action = action })
+    assert(s == 200, json.encode(a))
+    return a.observation, a.reward, a.terminated, a.truncated, a.info
+  end
+  function e:close()
+    local s, a = gem("close", { sandbox_id = id })
+    T.eq(s, 200); T.eq(a.sandbox_id, id)
+  end
+  return e
+end
+
+T.test("list: the registered ids, with or without ROCK's {sandbox_id}", function()
+  local st, r = gem("list", { sandbox_id = "whatever" })
+  T.eq(st, 200)
+  T.eq(#r.env_id >= 6, true)
+  local seen = {}
+  for _, id in ipairs(r.env_id) do seen[id] = true end
+  T.ok(seen["game:Sokoban-v0-easy"] and seen["game:GuessTheNumber-v0-random"], "shipped ids listed")
+  T.eq((gem("list", nil, "")), 200)
+end)
+
+T.test("ROCK's flow: make Sokoban-v0-easy, reset, step \\boxed{up}, close", function()
+  local st, r = gem("make", { env_id = "game:Sokoban-v0-easy" })
+  T.eq(st, 200)
+  local id = r.sandbox_id
+  T.eq(type(id), "string")
+  local _, a = gem("reset", { sandbox_id = id, seed = 42 })
+  local _, b = gem("reset", { sandbox_id = id, seed = 42 })
+  T.eq(a.observation, b.observation, "same seed, same room")
+  T.match(a.info.suffix, "^Here is the current board layout:\n")
+  local s2, x = gem("step", { sandbox_id = id, action = "\\boxed{up}" })
+  T.eq(s2, 200)
+  T.match(x.observation, "^At turn 1, you ")
+  T.eq(x.reward, 0); T.eq(x.terminated, false); T.eq(x.truncated, false)
+  T.eq(type(x.info.suffix), "string")
+  T.eq(select(2, gem("reset", { sandbox_id = id })).observation ~= nil, true, "a reset without a seed")
+  local s3, c = gem("close", { sandbox_id = id })
+  T.eq(s3, 200); T.eq(c.sandbox_id, id)
+  local s4, d = gem("step", { sandbox_id = id, action = "\\boxed{up}" })
+  T.eq(s4, 404); T.match(d.detail, "never made, or closed")
+  T.eq((gem("close", { sandbox_id = id })), 404)
+end)
+
+for _, id in ipairs(rock.envs.SHIPPED) do
+  T.test(id .. " over HTTP: seeds, the solver wins, a bad action is GEM's format error", function()
+    local e = remote(id)
+    local a, ia = e:reset(3)
+    local b, ib = e:reset(3)
+    T.eq(b, a); T.eq(ib.suffix, ia.suffix)
+    local o, r, term, trunc = (id:find("Guess") and solvers.guess or solvers.sokoban)(e, 9)
+    T.match(o, "^Congratulations!"); T.eq(r, 1.0); T.eq(term, true); T.eq(trunc, false)
+    e:reset(9)
+    local _, r2, term2 = e:step("no box")
+    T.eq(r2, -0.1); T.eq(term2, true)
+    e:close()
+  end)
+end
+
+T.test("bad input: 4xx with a message, never a traceback", function()
+  local cases = {
+    { "make", { env_id = "game:Nope-v0" }, 404, "no environment 'game:Nope%-v0'" },
+    { "make", {}, 400, "field 'env_id' must be a non%-empty string" },
+    { "make", { env_id = 7 }, 400, "env_id" },
+    { "reset", { sandbox_id = "rk-nope" }, 404, "no environment in sandbox 'rk%-nope'" },
+    { "step", { sandbox_id = "rk-nope", action = "x" }, 404, "rk%-nope" },
+    { "close", { sandbox_id = "rk-nope" }, 404, "rk%-nope" },
+    { "step", { action = "x" }, 400, "sandbox_id" },
+    { "step", { steps = "x" }, 400, "steps" },
+  }
+  for _, c in ipairs(cases) do
+    local st, r = gem(c[1], c[2])
+    T.eq(st, c[3], c[1] .. " " .. json.encode(c[2]))
+    T.match(r.detail, c[4])
+  end
+  local st, r = gem("step", nil, "{not json")
+  T.eq(st, 400); T.match(r.detail, "JSON")
+  T.eq((gem("nope", {})), 404)
+  T.eq(srv.raw{ path = "/apis/v1/envs/gem/list" }.status, 405)
+  local e = remote("game:GuessTheNumber-v0-easy")
+  local s1, a = gem("step", { sandbox_id = e.id, action = 5 })
+  T.eq(s1, 400); T.match(a.detail, "action")
+  local s2, b = gem("reset", { sandbox_id = e.id, seed = "x" })
+  T.eq(s2, 400); T.match(b.detail, "seed")
+  local s3, c = gem("step", { sandbox_id = e.id, action = "\\boxed{1}" })
+  T.eq(s3, 409, "step before reset: the environment's own error"); T.match(c.detail, "reset")
+  e:close()
+end)
+
+T.test("64 environments made and stepped concurrently, rock's vectorized step, none left after close", function()
+  local N = 64
+  local list, tasks = {}, {}
+  for i = 1, N do tasks[i] = rock.spawn(remote, "game:GuessTheNumber-v0-random") end
+  list = rock.wait(tasks)
+  tasks = {}
+  for i, e in ipairs(list) do tasks[i] = rock.spawn(function() return select(2, solvers.guess(e, i)) end) end
+  local rewards, errs = rock.wait(tasks)
+  for i = 1, N do T.eq(errs[i], nil); T.eq(rewards[i], 1.0) end
+  local steps = {}
+  for i, e in ipairs(list) do
+    e:reset(i)
+    steps[i] = { sandbox_id = e.id, action = "\\boxed{" .. i .. "}" }
+  end
+  steps[N + 1] = { sandbox_id = "rk-nope", action = "x" }
+  local st, r = gem("step", { steps = steps })
+  T.eq(st, 200)
+  T.eq(#r.results, N + 1)
+  for i = 1, N do
+    local o = r.results[i].observation
+    T.ok(o:find("At turn 1, you guessed " .. i .. ",", 1, true) == 1 or o:find("^Congratulations"), o)
+  end
+  T.eq(r.results[N + 1].code, "not_found")
+  for _, e in ipairs(list) do e:close() end
+  local left = srv.get("sandboxes", {})
+  T.eq(left.status, "Success")
+  T.eq(left.result.total, 0, "no sandbox left: " .. rock.json.encode(left.result))
+end)
+
+T.test("rock.envs on a remote sandbox (as a fleet front places them): /env/* pass through", function()
+  local sb = rock.sandbox.start{ base_url = srv.url, image = image }
+  local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = sb })
+  local o, r, term = solvers.guess(e, 5)
+  T.match(o, "^Congratulations!"); T.eq(r, 1.0); T.eq(term, true)
+  local ok, err = pcall(e._call_raw, e, { op = "dance" })
+  T.ok(not ok and err.code == "env_error", tostring(err))
+  e:close()
+  sb:stop()
+end)
+
+T.test("on a fleet front, make places the environment's sandbox on a node like any sandbox", function()
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local front = S.start{ args = { "--nodes", srv.url }, home = home,
+    env = "ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE=" .. image }
+  local ok, err = pcall(function()
+    local function call(name, body)
+      local res = front.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
+        headers = { ["Content-Type"] = "application/json" } }
+      return res.status, json.decode(res.body)
+    end
+    local st, m = call("make", { env_id = "game:Sokoban-v0-easy" })
+    T.eq(st, 200, json.encode(m))
+    local node = srv.get("sandboxes", {})
+    T.eq(node.result.total, 1, "the node holds the sandbox")
+    local s2, r = call("reset", { sandbox_id = m.sandbox_id, seed = 4 })
+    T.eq(s2, 200)
+    local _, direct = gem("list", {})
+    T.ok(#direct.env_id >= 6)
+    local s3, x = call("step", { sandbox_id = m.sandbox_id, action = "\\boxed{left}" })
+    T.eq(s3, 200); T.match(x.observation, "^At turn 1, you ")
+    T.match(r.info.suffix, "^Here is the current board layout")
+    T.eq((call("close", { sandbox_id = m.sandbox_id })), 200)
+    T.eq(srv.get("sandboxes", {}).result.total, 0, "stopped and deleted on the node")
+  end)
+  front.stop()
+  os.execute("rm -rf '" .. home .. "'")
+  if not ok then error(err, 0) end
+end)
+
+T.test("an environment idle past its lease is closed with its sandbox", function()
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local short = S.start{ backend = backend, args = { "--lease", "1" }, home = home,
+    env = "ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE=" .. image }
+  local function call(name, body)
+    local res = short.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
+      headers = { ["Content-Type"] = "application/json" } }
+    return res.status, json.decode(res.body)
+  end
+  local _, m = call("make", { env_id = "game:GuessTheNumber-v0-easy" })
+  T.eq((call("reset", { sandbox_id = m.sandbox_id, seed = 1 })), 200)
+  rock.sleep(7) -- idle past the lease, and the reaper looks every 5 s
+  local st, r = call("step", { sandbox_id = m.sandbox_id, action = "\\boxed{1}" })
+  T.eq(st, 410, "closed")
+  short.stop()
+  T.match(r.detail, "is gone")
+  T.ok(r.detail:find(m.sandbox_id, 1, true), "names the sandbox")
+  os.execute("rm -rf '" .. home .. "'")
+end)
+
+srv.stop()
+T.done()
