@@ -387,7 +387,7 @@ int luaopen_rock_core(lua_State *L) {
   }
   static const luaL_Reg *const all[] = {
       lrock_core_funcs, lrock_http_funcs, lrock_serve_funcs, lrock_form_funcs, lrock_engine_funcs,
-      lrock_images_funcs, lrock_local_funcs,
+      lrock_images_funcs, lrock_local_funcs, lrock_overlay_funcs,
   };
   lua_newtable(L);
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) luaL_setfuncs(L, all[i], 0);

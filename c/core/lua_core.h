@@ -87,5 +87,6 @@ extern const luaL_Reg lrock_form_funcs[];   /* c/http/lua_form.c */
 extern const luaL_Reg lrock_engine_funcs[]; /* c/engine/lua_engine.c */
 extern const luaL_Reg lrock_images_funcs[]; /* c/images/lua_images.c */
 extern const luaL_Reg lrock_local_funcs[];  /* c/local/fs.c */
+extern const luaL_Reg lrock_overlay_funcs[]; /* c/overlay/lua_overlay.c */
 
 #endif

@@ -6,6 +6,12 @@
 --           answering on its socket)
 --   fleet:  20 sandboxes started with concurrency 1, 4 and 8
 --   round trip: run_in_session("true") in a container and on local
+--   runc:   the runc backend (RUNC=0 skips it): raw `runc run --detach` of
+--           the same bundle rock writes (its overlay mounted, the rocklet
+--           --version as command: runc's own work), rock.sandbox.start to
+--           rocklet ready, and starts per second at concurrency 4 and 16
+--           next to docker's (32 sandboxes each); runsc too when installed
+--           (RUNSC=1)
 local rock = require "rock"
 local engine = require "rock.engine"
 local container = require "rock.backends.container"
@@ -85,6 +91,104 @@ for _, conc in ipairs({ 1, 4, 8 }) do
   rock.wait(stops)
 end
 
+local function fleet(backend, conc, count, extra)
+  local lat, sbs = {}, {}
+  local sem = rock.semaphore(conc)
+  local t0 = hr()
+  local tasks = {}
+  for i = 1, count do
+    tasks[i] = rock.spawn(function()
+      sem:with(function()
+        local t = hr()
+        local opts = { backend = backend, image = image }
+        for k, v in pairs(extra or {}) do opts[k] = v end
+        sbs[i] = rock.sandbox.start(opts)
+        lat[i] = (hr() - t) / 1e6
+      end)
+    end)
+  end
+  rock.wait(tasks)
+  local wall = (hr() - t0) / 1e6
+  local stops = {}
+  for i = 1, count do stops[i] = rock.spawn(function() sbs[i]:stop() end) end
+  rock.wait(stops)
+  return stats(lat), count / wall * 1000, wall
+end
+
+-- raw runc run --detach of rock's own bundle (overlay mounted), n times
+local function raw_runc(rt_name)
+  local runc = require "rock.backends.runc"
+  local layers = require "rock.layers"
+  local core = require "rock.core"
+  local json = require "rock.json"
+  local img = layers.ensure(image, { engine = e })
+  local sb = { id = state.new_id() }
+  sb.dir = state.sandboxes_dir() .. "/" .. sb.id
+  for _, d in ipairs({ "", "/upper", "/work", "/bundle", "/bundle/rootfs" }) do state.mkdir_p(sb.dir .. d) end
+  rock.uv.fs_chmod(sb.dir .. "/upper", tonumber("755", 8))
+  container.write_etc(sb, {})
+  sb.nonce = "bench"
+  local config = runc.config(sb, img.config, {})
+  config.process.args = json.array{ "/.rock/rocklet", "--version" }
+  local f = assert(io.open(sb.dir .. "/bundle/config.json", "w"))
+  f:write(json.encode(config))
+  f:close()
+  core.overlay_mount(img.layers, sb.dir .. "/upper", sb.dir .. "/work", sb.dir .. "/bundle/rootfs")
+  local root = state.dir() .. "/raw-" .. rt_name
+  local bin = rt_name == "runsc" and { "runsc", "--root", root, "--network", "none" } or { "runc", "--root", root }
+  local proc = require "rock.proc"
+  local out = {}
+  for i = 1, n do
+    local argv = {}
+    for _, a in ipairs(bin) do argv[#argv + 1] = a end
+    for _, a in ipairs({ "run", "--detach", "--bundle", sb.dir .. "/bundle", "raw" .. i }) do argv[#argv + 1] = a end
+    local t = hr()
+    local _, err, code = proc.run(argv, { null_stdio = true })
+    out[i] = (hr() - t) / 1e6
+    assert(code == 0, "raw " .. rt_name .. " run failed: " .. tostring(err))
+    local del = {}
+    for _, a in ipairs(bin) do del[#del + 1] = a end
+    for _, a in ipairs({ "delete", "--force", "raw" .. i }) do del[#del + 1] = a end
+    proc.run(del)
+  end
+  core.overlay_umount(sb.dir .. "/bundle/rootfs")
+  state.remove_dir(sb.dir)
+  state.remove_dir(root)
+  return stats(out)
+end
+
+if os.getenv("RUNC") ~= "0" then
+  local runtimes = { "runc" }
+  if os.getenv("RUNSC") == "1" then runtimes[2] = "runsc" end
+  for _, rt in ipairs(runtimes) do
+    local extra = { runtime = rt }
+    rock.sandbox.start{ backend = "runc", image = image, runtime = rt }:stop() -- the layers unpacked
+    local raw = raw_runc(rt)
+    local lat = {}
+    for i = 1, n do
+      local t = hr()
+      local sb = rock.sandbox.start{ backend = "runc", image = image, runtime = rt }
+      lat[i] = (hr() - t) / 1e6
+      sb:stop()
+    end
+    local rs = stats(lat)
+    print(string.format("\nsandbox start on %s (no daemon), %s, milliseconds (n=%d), docker's above", rt, image, n))
+    line("raw " .. rt .. " run --detach of rock's bundle", raw)
+    line("rock.sandbox.start to rocklet ready (" .. rt .. ")", rs)
+    line("rock.sandbox.start to rocklet ready (docker)", ss)
+    print(string.format("%s start p50 is %.2fx raw %s run (target <= 1.5x), docker's is %.1fx %s's", rt,
+      rs.p50 / raw.p50, rt, ss.p50 / rs.p50, rt))
+    for _, conc in ipairs({ 4, 16 }) do
+      local dl, dps = fleet("docker", conc, 32)
+      local rl, rps = fleet("runc", conc, 32, extra)
+      line(string.format("32 starts, concurrency %2d, docker", conc), dl, string.format("  %6.1f starts/s", dps))
+      line(string.format("32 starts, concurrency %2d, %s", conc, rt), rl, string.format("  %6.1f starts/s  (%.1fx)",
+        rps, rps / dps))
+    end
+  end
+  print()
+end
+
 local function roundtrip(sb, count)
   sb:create_session{ session = "b" }
   for _ = 1, 100 do sb:run_in_session{ session = "b", command = "true" } end
@@ -99,9 +203,11 @@ local function roundtrip(sb, count)
 end
 local rl = roundtrip(rock.sandbox.start{ backend = "local" }, 2000)
 local rd = roundtrip(rock.sandbox.start{ backend = "docker", image = image }, 2000)
+local rr = os.getenv("RUNC") ~= "0" and roundtrip(rock.sandbox.start{ backend = "runc", image = image }, 2000)
 print("\ncommand round trip, run_in_session(\"true\"), microseconds (n=2000)")
 line("local backend", rl)
 line("docker container", rd)
+if rr then line("runc container", rr) end
 print(string.format("container round trip p50 is %.2fx the local one (target <= 1.5x)", rd.p50 / rl.p50))
 
 -- warm pools (rock.pool): a claim of an idle sandbox, the pool refilled

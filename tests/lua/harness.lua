@@ -116,10 +116,11 @@ function T.children(pid)
 end
 
 --- Sandbox options for the suites that run on every backend:
---- ROCK_TEST_BACKEND (default local) and ROCK_TEST_IMAGE, set by ctest.
+--- ROCK_TEST_BACKEND (default local), ROCK_TEST_IMAGE and
+--- ROCK_TEST_RUNTIME (the runc backend's runtime), set by ctest.
 function T.sandbox_opts(extra)
   local o = { backend = os.getenv("ROCK_TEST_BACKEND") or "local",
-              image = os.getenv("ROCK_TEST_IMAGE") }
+              image = os.getenv("ROCK_TEST_IMAGE"), runtime = os.getenv("ROCK_TEST_RUNTIME") }
   for k, v in pairs(extra or {}) do o[k] = v end
   return o
 end

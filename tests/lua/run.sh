@@ -2,7 +2,8 @@
 # run.sh PROGRAM ARGS...: run one test in its own $ROCK_HOME and fail it if
 # it leaves anything behind: a process it started (rocklet, bash, a command:
 # found by a tag in their environment), a sandbox directory, a container
-# whose rock.dir label is under its $ROCK_HOME, or an image whose name
+# whose rock.dir label is under its $ROCK_HOME (or a runc container, a
+# mount there: the runc backend's), or an image whose name
 # carries its tag (tests name the images they make rock-test-tmp/<tag>-...).
 set -u
 home=$(mktemp -d /tmp/rock-test.XXXXXX)
@@ -59,5 +60,22 @@ for c in json.load(sys.stdin) if not sys.stdin.isatty() else []:
     rc=1
   fi
 done
+# the runc backend's: containers in its runc root, overlay mounts under $home
+for rt in runc runsc; do
+  if [ -d "$home/runc" ] && command -v $rt >/dev/null; then
+    ids=$($rt --root "$home/runc" list 2>/dev/null | tail -n +2 | awk '{ print $1 }')
+    if [ -n "$ids" ]; then
+      echo "LEAK: $rt containers left behind: $ids" >&2
+      for id in $ids; do $rt --root "$home/runc" delete --force "$id" >/dev/null 2>&1; done
+      rc=1
+    fi
+  fi
+done
+mounts=$(awk -v h="$home/" 'index($2, h) == 1 { print $2 }' /proc/self/mounts)
+if [ -n "$mounts" ]; then
+  echo "LEAK: mounts left behind: $mounts" >&2
+  for m in $mounts; do umount -l "$m"; done
+  rc=1
+fi
 rm -rf "$home"
 exit $rc

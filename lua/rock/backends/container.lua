@@ -103,6 +103,9 @@ local function resolv_conf()
   return text
 end
 
+--- Write one of them (name: "hosts", "hostname", "resolv.conf") into sb.dir.
+M.write_etc_file = write_etc
+
 --- Write the /etc files M.config binds (network none: M.ETC) into sb.dir;
 --- before M.config's container is created.
 function M.write_etc(sb, opts)

@@ -97,8 +97,9 @@ local builtin = {
   remote = "rock.backends.remote", -- base_url=: another host's `rock serve`
   fleet = "rock.fleet.backend", -- fleet=: a pool of them (rock.fleet)
   slurm = "rock.backends.slurm", -- a Slurm job per sandbox
+  runc = "rock.backends.runc", -- runc (or runsc) itself, no daemon
 }
-local BUILTIN_ORDER = { "local", "docker", "podman", "remote", "fleet", "slurm" }
+local BUILTIN_ORDER = { "local", "docker", "podman", "remote", "fleet", "slurm", "runc" }
 
 --- Register backend impl under name (a new one, or one replacing a
 --- built-in). Raises invalid_argument naming what is missing: a required
@@ -194,7 +195,7 @@ function M.resolve(opts, fname)
   end
   if not M.get(name) then
     errors.raise("invalid_argument", fname .. ": unknown backend '" .. name ..
-      "' (auto, docker, podman, local, remote, fleet or slurm)")
+      "' (auto, docker, podman, local, remote, fleet, slurm or runc)")
   end
   return name
 end

@@ -104,38 +104,7 @@ end
 --- Run argv (a Slurm command) without blocking the loop, stdin the bytes
 --- fed to it; returns its stdout, stderr and exit code (127: not found).
 function M.run(conf, argv, stdin)
-  return task.await(function(done)
-    local out, err = uv.new_pipe(), uv.new_pipe()
-    local inp = stdin and uv.new_pipe() or nil
-    local o, e, code, open = {}, {}, nil, 3
-    local proc
-    local function fin()
-      open = open - 1
-      if open > 0 then return end
-      out:close(); err:close()
-      done(table.concat(o), table.concat(e), code)
-    end
-    local perr
-    proc, perr = uv.spawn(argv[1], { args = { table.unpack(argv, 2) }, stdio = { inp, out, err },
-      env = env_of(conf) }, function(c, sig)
-      code = sig ~= 0 and 128 + sig or c
-      proc:close()
-      fin()
-    end)
-    if not proc then
-      out:close(); err:close()
-      if inp then inp:close() end
-      done("", argv[1] .. ": " .. tostring(perr), 127)
-      return nil
-    end
-    out:read_start(function(_, d) if d then o[#o + 1] = d else fin() end end)
-    err:read_start(function(_, d) if d then e[#e + 1] = d else fin() end end)
-    if inp then
-      inp:write(stdin)
-      inp:shutdown(function() inp:close() end)
-    end
-    return function() if not proc:is_closing() then proc:kill("sigkill") end end
-  end)
+  return require("rock.proc").run(argv, { stdin = stdin, env = env_of(conf) })
 end
 
 local function trim(s) return (tostring(s or ""):gsub("^%s+", ""):gsub("%s+$", "")) end

@@ -1,0 +1,55 @@
+--- rock.proc: run a host command without blocking the loop (Slurm's
+-- commands, runc, tar), its output collected whole.
+local uv = require "luv"
+local task = require "rock.task"
+
+local M = {}
+
+--- Run argv; opts: stdin (bytes fed to it), env (a list "K=V": the whole
+--- environment; nil: this process's), null_stdio (stdout and stderr go to
+--- /dev/null, for a command that leaves a process holding them: runc run
+--- --detach). Returns its stdout, stderr and exit code (127: not found,
+--- 128 + n: killed by signal n). A cut task kills it.
+function M.run(argv, opts)
+  opts = opts or {}
+  return task.await(function(done)
+    local null = opts.null_stdio and uv.fs_open("/dev/null", "r+", 0) or nil
+    local out = not null and uv.new_pipe() or nil
+    local err = not null and uv.new_pipe() or nil
+    local inp = opts.stdin and uv.new_pipe() or nil
+    local o, e, code, open = {}, {}, nil, null and 1 or 3
+    local proc
+    local function fin()
+      open = open - 1
+      if open > 0 then return end
+      if out then out:close(); err:close() end
+      if null then uv.fs_close(null) end
+      done(table.concat(o), table.concat(e), code)
+    end
+    local perr
+    proc, perr = uv.spawn(argv[1], { args = { table.unpack(argv, 2) },
+      stdio = { inp or null, out or null, err or null }, env = opts.env }, function(c, sig)
+      code = sig ~= 0 and 128 + sig or c
+      proc:close()
+      fin()
+    end)
+    if not proc then
+      if out then out:close(); err:close() end
+      if inp then inp:close() end
+      if null then uv.fs_close(null) end
+      done("", argv[1] .. ": " .. tostring(perr), 127)
+      return nil
+    end
+    if out then
+      out:read_start(function(_, d) if d then o[#o + 1] = d else fin() end end)
+      err:read_start(function(_, d) if d then e[#e + 1] = d else fin() end end)
+    end
+    if inp then
+      inp:write(opts.stdin)
+      inp:shutdown(function() inp:close() end)
+    end
+    return function() if not proc:is_closing() then proc:kill("sigkill") end end
+  end)
+end
+
+return M
