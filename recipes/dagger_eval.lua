@@ -16,7 +16,9 @@
 --      [--shared-dir D] [--node-backend E] [--queue-timeout S]]
 --     [--dry-run] [--resume] [the agent recipe's flags]
 -- Writes DIR/rounds/<r>/{trajectories,dataset,preds}.jsonl,
--- DIR/rounds/<r>/summary.json and DIR/dataset.jsonl. --student-model may
+-- DIR/rounds/<r>/summary.json, DIR/dataset.jsonl, DIR/run.json and
+-- DIR/report/ (the run as a static site, its rounds tabled and plotted,
+-- refreshed as tasks finish; --no-report skips it: docs/report.md). --student-model may
 -- name the round: 'name-r{round}'. --between-rounds CMD runs as
 -- `sh -c 'CMD "$1"' sh DIR/dataset.jsonl` with ROCK_DAGGER_ROUND and
 -- ROCK_DAGGER_OUT set, waited for; a failure ends the run (--resume runs
@@ -66,6 +68,7 @@ local spec = {
   eval_in_place = { type = "boolean", default = false, help = "grade in the agent's sandbox" },
   no_eval = { type = "boolean", default = false, help = "do not grade" },
   resume = { type = "boolean", default = false, help = "go on from the round and task a killed run reached" },
+  report = { type = "boolean", default = true, help = "write DIR/report/ (the run and its rounds as a static site) as tasks finish" },
 }
 -- --backend slurm: each sandbox a Slurm job; the agent recipe's flags (--partition, ...)
 local slurm_backend = require "rock.backends.slurm"
@@ -149,6 +152,22 @@ if o.between_rounds then
   end
 end
 
+-- the report (docs/report.md): run.json once the run holds DIR, a task's
+-- page as it ends and the index (with the rounds) every few seconds, all
+-- at the end
+local report = require "rock.report"
+local info = { recipe = "dagger_eval.lua", flags = o, started = os.time(), git_revision = report.git_revision(arg[0] or "") }
+local live = o.report and report.live(o.out, { instances = o.instances,
+  secrets = require("rock.report.redact").secrets_of(o) })
+local info_written = false
+local function on_trajectory(traj)
+  if not info_written then
+    pcall(report.write_info, o.out, info)
+    info_written = true
+  end
+  live:task_done(traj)
+end
+
 local ok, summaries, interrupted = pcall(dagger.run, tasks, {
   out = o.out, rounds = o.rounds, schedule = schedule, seed = o.seed, resume = o.resume,
   student = function(r) return policy("student", r) end, teacher = teacher, between_rounds = hook,
@@ -156,9 +175,15 @@ local ok, summaries, interrupted = pcall(dagger.run, tasks, {
   agent = { workers = plan.at_once, backend = backend, sandbox = sandbox, start_concurrency = plan.starts_at_once,
     step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
     wall_limit = o.wall_limit, command_timeout = o.command_timeout,
-    eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh") },
+    eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
+    on_trajectory = live and on_trajectory or nil },
 })
 if pool then pool:close() end
+if live then
+  info.finished = os.time()
+  pcall(report.write_info, o.out, info)
+  live:finish()
+end
 if not ok then -- a hook that failed, a run already on --out, a resume refused: said, exit 1
   io.stderr:write("dagger_eval: ", rock.errors.is(summaries) and summaries.message or tostring(summaries), "\n")
   os.exit(1)

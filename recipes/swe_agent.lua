@@ -9,7 +9,9 @@
 --      [--nodelist L] [--sbatch-arg X ...] [--shared-dir D]
 --      [--node-backend auto|docker|podman|local] [--queue-timeout S]]   (docs/clusters.md)
 -- Writes DIR/trajectories.jsonl, DIR/preds.jsonl, DIR/summary.json and
--- DIR/eval/<instance_id>.log (docs/agent.md). Ctrl-C or SIGTERM ends the
+-- DIR/eval/<instance_id>.log (docs/agent.md), DIR/run.json (the run's
+-- flags, secrets as names only) and DIR/report/ (rock report's site,
+-- refreshed as tasks finish; --no-report skips it: docs/report.md). Ctrl-C or SIGTERM ends the
 -- running tasks as `aborted` (written, their sandboxes stopped); --resume
 -- then runs what is left. A second run on a DIR in use (--resume too) is
 -- refused at once (conflict, exit 1): DIR/.lock is held while a run lives.
@@ -43,6 +45,7 @@ local spec = {
   keep_on_failure = { type = "boolean", default = false, help = "keep an aborted task's sandbox for debugging" },
   resume = { type = "boolean", default = false, help = "skip tasks already in DIR/trajectories.jsonl" },
   finish_only = { type = "boolean", default = false, help = "also write DIR/finished.jsonl: finish trajectories only" },
+  report = { type = "boolean", default = true, help = "write DIR/report/ (the run as a static site) as tasks finish" },
 }
 -- --backend slurm: each sandbox a Slurm job; its flags (--partition, ...)
 local slurm = require "rock.backends.slurm"
@@ -64,6 +67,22 @@ local llm
 if o.policy == "model" then
   llm = rock.llm.new{ model = o.model, base_url = o.base_url }
 end
+-- the report: run.json once the run holds DIR (its first finished task),
+-- a task's page as it ends and the index every few seconds, all at the end
+local report = require "rock.report"
+local info = { recipe = "swe_agent.lua", flags = o, started = os.time(), git_revision = report.git_revision(arg[0] or "") }
+local live = o.report and report.live(o.out, { instances = o.instances,
+  secrets = require("rock.report.redact").secrets_of(o) })
+local info_written = false
+local function on_trajectory(traj)
+  if not live then return end
+  if not info_written then
+    pcall(report.write_info, o.out, info)
+    info_written = true
+  end
+  live:task_done(traj)
+end
+
 -- --nodes: one pool places every sandbox, the agent's and the grader's
 local nodes = o.nodes or os.getenv("ROCK_NODES")
 if o.backend == "slurm" and nodes and nodes ~= "" then -- Slurm places, or a pool does: not both
@@ -73,6 +92,7 @@ end
 local pool = nodes and nodes ~= "" and rock.fleet.pool{ nodes = nodes, strategy = o.strategy } or nil
 sandbox.fleet = pool
 local summary = rock.agent.run(tasks, {
+  on_trajectory = on_trajectory,
   policy = o.policy, replay = o.replay, llm = llm, mode = o.mode, out = o.out,
   workers = o.workers, resume = o.resume, backend = o.backend,
   step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
@@ -92,6 +112,11 @@ if o.finish_only then
     #parts > 0 and table.concat(parts, ", ") or "none"))
 end
 
+if live then
+  info.finished = os.time()
+  pcall(report.write_info, o.out, info)
+  live:finish()
+end
 print(rock.agent.summary_table(summary))
 -- interrupted: the host exits 128+signal by itself (rock.on_signal)
 if #bad > 0 and not summary.interrupted then os.exit(1) end

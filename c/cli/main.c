@@ -3,6 +3,7 @@
  *   rock -e 'code'              run a chunk
  *   rock gc | rock ps [--json]  reap / list sandboxes (lua/rock/cli.lua)
  *   rock serve [flags]          ROCK's sandbox HTTP API (lua/rock/serve/)
+ *   rock report RUN_DIR [...]   a run as a static site (lua/rock/report/)
  *   rock --version
  * Everything else is in librock (c/core/host.c) and lua/rock/. */
 #include <lauxlib.h>
@@ -18,6 +19,8 @@ static void usage(FILE *f) {
              "       rock gc            remove sandboxes left by dead hosts\n"
              "       rock ps [--json]   list live sandboxes\n"
              "       rock serve [...]   ROCK's sandbox HTTP API (rock serve --help)\n"
+             "       rock report RUN_DIR [--out DIR] [--instances FILE]\n"
+             "                          a run's trajectories as a static site\n"
              "       rock --version\n");
 }
 
@@ -48,7 +51,8 @@ int main(int argc, char **argv) {
       return 2;
     }
     rc = rock_host_run_string(h, argv[2]);
-  } else if (!strcmp(argv[1], "gc") || !strcmp(argv[1], "ps") || !strcmp(argv[1], "serve")) {
+  } else if (!strcmp(argv[1], "gc") || !strcmp(argv[1], "ps") || !strcmp(argv[1], "serve") ||
+             !strcmp(argv[1], "report")) {
     lua_State *L = rock_host_lua(h);
     lua_createtable(L, argc, 0);
     for (int i = 1; i < argc; i++) {

@@ -1,5 +1,6 @@
---- rock.cli: the `rock gc`, `rock ps` and `rock serve` commands (c/cli/main.c
--- runs them as the main task with arg = {"gc"|"ps"|"serve", flags...}).
+--- rock.cli: the `rock gc`, `rock ps`, `rock serve` and `rock report`
+-- commands (c/cli/main.c runs them as the main task with
+-- arg = {"gc"|"ps"|"serve"|"report", flags...}).
 local cjson = require "cjson"
 local gc = require "rock.gc"
 local log = require "rock.log"
@@ -113,11 +114,42 @@ function M.serve(argv)
   end)
 end
 
+--- rock report RUN_DIR [--out DIR] [--instances FILE]: the run's static
+--- site (rock.report, docs/report.md); prints where index.html is.
+function M.report(argv)
+  local usage = "rock report RUN_DIR [--out DIR] [--instances FILE]"
+  local rest = {}
+  for i = 2, #argv do rest[#rest + 1] = argv[i] end
+  local o, pos = require("rock.flags").parse(rest, {
+    out = { help = "where to write the site (default RUN_DIR/report)" },
+    instances = { help = "the run's tasks file: gold patches, and tasks without a trajectory (pending)" },
+  }, usage)
+  local dir = pos[1]
+  if not dir then
+    io.stderr:write("rock report: RUN_DIR is required\nusage: ", usage, "\n")
+    os.exit(2)
+  end
+  dir = dir:gsub("(.)/+$", "%1")
+  local st = require("luv").fs_stat(dir)
+  if not st or st.type ~= "directory" then
+    io.stderr:write("rock report: ", dir, " is not a run directory (", st and "not a directory" or "no such directory", ")\n")
+    os.exit(2)
+  end
+  local ok, r = pcall(require("rock.report").write, dir, { out = o.out, instances = o.instances })
+  if not ok then
+    io.stderr:write("rock report: ", tostring(type(r) == "table" and r.message or r):gsub("^report: ", ""), "\n")
+    os.exit(1)
+  end
+  print(string.format("rock report: %d task(s)%s, %d redaction(s), %.2fs: %s/index.html", r.tasks,
+    r.torn > 0 and string.format(" (%d torn line(s))", r.torn) or "", r.redactions, r.seconds, r.out))
+end
+
 function M.main(arg)
   local cmd = arg[1]
   if cmd == "serve" then return M.serve(arg) end
   if cmd == "gc" then return M.gc() end
   if cmd == "ps" then return M.ps(arg[2] == "--json") end
+  if cmd == "report" then return M.report(arg) end
   error("rock: unknown command " .. tostring(cmd), 0)
 end
 

@@ -463,6 +463,14 @@ T.test("the recipe with model policies: --student-model 'stu-r{round}' names eac
   T.eq(s2.executed_by.student, 2); T.eq(s2.policies.student.tokens, 30); T.eq(s2.policies.teacher.tokens, 30)
   T.match(log, "student +2 calls, 30 tokens")
   T.match(log, "dataset: 4 records")
+  -- its report (docs/report.md): the rounds from their summaries, the last round's task
+  local index = read(out .. "/report/index.html")
+  T.ok(index, "report/index.html written")
+  T.match(index, '<tr data%-round="1"><td>1</td><td class="n">0</td><td class="n">1</td>')
+  T.match(index, '<tr data%-round="2"><td>2</td><td class="n">0</td><td class="n">1</td><td class="n">0 %(0%.0%%%)</td><td class="n">2</td>' ..
+    '<td class="n">[%d.]+%%</td><td class="n">0%.0%%</td><td class="n">2</td>')
+  T.ok(read(out .. "/report/t/" .. tasks[1].instance_id .. ".html"), "the task's page")
+  T.eq(json.decode(read(out .. "/run.json")).recipe, "dagger_eval.lua")
 end)
 
 T.test("a hook that fails ends the run (exit 1, said); --resume runs it again, then the rest", function()

@@ -181,6 +181,9 @@ function M.run(t, factory, opts)
   if not ok then
     traj.termination_reason, traj.exit_status = classify(err)
     traj.error = { code = errors.is(err) and err.code or "internal", message = errors.is(err) and err.message or tostring(err) }
+    if not traj.sandbox and type(err) == "table" and err.phases then -- a failed start: how far it got
+      traj.sandbox = { backend = opts.backend, image = t.image, phases = swe.phases(err.phases) }
+    end
     if traj.termination_reason == "context_overflow" and sb then
       local dok, d = pcall(require("rock.agent.grading").diff, sb, t)
       if dok then patch = d end

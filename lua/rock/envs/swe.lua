@@ -52,6 +52,23 @@ function M.sandbox_limits(t, opts)
   return out
 end
 
+--- A sandbox's start phases as a trajectory keeps them: a list in start
+--- order of {name, status, seconds (whole: the phases' clock is
+--- os.time), message}.
+local PHASE_ORDER = { "image_pull", "container_create", "container_start", "rocklet_ready" }
+function M.phases(ph)
+  if type(ph) ~= "table" then return nil end
+  local out = require("rock.json").array()
+  for _, name in ipairs(PHASE_ORDER) do
+    local p = ph[name]
+    if type(p) == "table" then
+      out[#out + 1] = { name = name, status = p.status, message = p.message,
+        seconds = p.started_at and p.completed_at and p.completed_at - p.started_at or nil }
+    end
+  end
+  return out
+end
+
 --- Start the task's sandbox and make it ready: the repo at base_commit with
 --- a clean tree (untracked files removed; ignored ones, such as built
 --- extensions, kept), the agent's session open in repo_dir. Fills
@@ -68,7 +85,8 @@ function M.setup(t, opts, traj)
   if opts.start_sem then opts.start_sem:with(go) else go() end
   traj.sandbox = { id = sb.id, image = start.image, backend = sb.backend, limits = limits,
     node = sb.node_url or sb.slurm_node, -- a pool's sandbox (rock.fleet), a Slurm job: the node it runs on
-    slurm_job_id = sb.job_id and tostring(sb.job_id) or nil }
+    slurm_job_id = sb.job_id and tostring(sb.job_id) or nil,
+    phases = M.phases(sb.phases) } -- the start's phases and their seconds (the report shows them)
   local setup_timeout = opts.setup_timeout -- nil: the calls' own defaults
   git(sb, t.repo_dir, { "checkout", "-f", "-q", t.base_commit }, setup_timeout)
   git(sb, t.repo_dir, { "clean", "-fdq" }, setup_timeout)
