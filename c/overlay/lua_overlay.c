@@ -7,6 +7,9 @@
  *                                 ".wh..wh..opq" the xattr
  *                                 trusted.overlay.opaque=y on its dir;
  *                                 returns how many it turned
+ *   core.overlay_oci_whiteouts(dir)  the reverse, on a copy of an upper dir
+ *                                 (a commit's layer): 0/0 devices and
+ *                                 opaque dirs become OCI's whiteout files
  *   core.overlay_mount(lowers, upper, work, target)
  *                                 mount an overlay on target: lowers a list
  *                                 of dirs, the topmost first
@@ -55,9 +58,14 @@ static _Thread_local struct {
   size_t n, cap;
 } found;
 
+static int remember(const char *path);
 static int collect(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
   (void)sb;
   if (flag != FTW_F || strncmp(path + ftw->base, ".wh.", 4)) return 0;
+  return remember(path);
+}
+
+static int remember(const char *path) {
   if (found.n == found.cap) {
     size_t cap = found.cap ? found.cap * 2 : 64;
     char **p = realloc(found.paths, cap * sizeof *p);
@@ -66,6 +74,18 @@ static int collect(const char *path, const struct stat *sb, int flag, struct FTW
   }
   if (!(found.paths[found.n] = strdup(path))) return -1;
   found.n++;
+  return 0;
+}
+
+/* overlayfs's whiteouts (0/0 character devices) and opaque dirs (their
+ * xattr) under a copy of an upper dir */
+static int collect_overlay(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)ftw;
+  if (flag == FTW_F && S_ISCHR(sb->st_mode) && sb->st_rdev == makedev(0, 0)) return remember(path);
+  if (flag == FTW_D) {
+    char v[2];
+    if (lgetxattr(path, "trusted.overlay.opaque", v, sizeof v) == 1 && v[0] == 'y') return remember(path);
+  }
   return 0;
 }
 
@@ -99,6 +119,45 @@ static int l_whiteouts(lua_State *L) {
     } else if (mknod(target, S_IFCHR | 0, makedev(0, 0)) && errno != EEXIST) {
       e = errno;
     }
+    if (e) {
+      lua_pushstring(L, path);
+      release_found();
+      return fail(L, ROCK_E_IO, "cannot turn the whiteout", lua_tostring(L, -1), e);
+    }
+  }
+  lua_pushinteger(L, (lua_Integer)found.n);
+  release_found();
+  return 1;
+}
+
+/* The reverse, for a commit's layer: on a copy of an upper dir, a 0/0
+ * character device NAME becomes an empty file ".wh.NAME", an opaque dir
+ * loses its xattr and gains a file ".wh..wh..opq". */
+static int l_oci_whiteouts(lua_State *L) {
+  const char *dir = luaL_checkstring(L, 1);
+  release_found();
+  if (nftw(dir, collect_overlay, 32, FTW_PHYS | FTW_MOUNT)) {
+    int e = errno;
+    release_found();
+    return fail(L, ROCK_E_IO, "cannot walk", dir, e);
+  }
+  for (size_t i = 0; i < found.n; i++) {
+    char *path = found.paths[i], target[4096];
+    struct stat st;
+    int e = 0, fd;
+    if (lstat(path, &st)) e = errno;
+    else if (S_ISDIR(st.st_mode)) {
+      if (lremovexattr(path, "trusted.overlay.opaque")) e = errno;
+      else if (snprintf(target, sizeof target, "%s/.wh..wh..opq", path) >= (int)sizeof target) e = ENAMETOOLONG;
+    } else {
+      char *slash = strrchr(path, '/');
+      if (snprintf(target, sizeof target, "%.*s/.wh.%s", (int)(slash - path), path, slash + 1) >=
+          (int)sizeof target)
+        e = ENAMETOOLONG;
+      else if (unlink(path)) e = errno;
+    }
+    if (!e && (fd = open(target, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) e = errno;
+    else if (!e) close(fd);
     if (e) {
       lua_pushstring(L, path);
       release_found();
@@ -196,7 +255,8 @@ static int l_flock_release(lua_State *L) {
 }
 
 const luaL_Reg lrock_overlay_funcs[] = {
-    {"overlay_whiteouts", l_whiteouts}, {"overlay_mount", l_mount},
+    {"overlay_whiteouts", l_whiteouts}, {"overlay_oci_whiteouts", l_oci_whiteouts},
+    {"overlay_mount", l_mount},
     {"overlay_umount", l_umount},       {"overlay_mounted", l_mounted},
     {"tmpfs_mount", l_tmpfs},           {"flock_try", l_flock_try},
     {"flock_release", l_flock_release},

@@ -210,6 +210,19 @@ function M.save(image, opts)
   return tar
 end
 
+--- Keep the archive at path (a `docker save` tar of image, made by the
+--- caller on the cache's file system) as image's tar in the cache: moved
+--- there and indexed. Returns the cache's path.
+function M.add_tar(image, path)
+  local c = cfg()
+  state.mkdir_p(c.cache_dir)
+  local tar = M.tar_path(image)
+  local ok, err = os.rename(path, tar)
+  if not ok then errors.raise("io_error", "images.add_tar: " .. tostring(err)) end
+  core.images_touch(c.cache_dir, image, 0, file_size(tar) or 0)
+  return tar
+end
+
 --- Remove image from the engine (unless opts.keep_engine), its tar (unless
 --- opts.keep_tar) and the index. An image a container still uses stays in
 --- the engine and the call raises conflict.

@@ -12,6 +12,7 @@
 -- the tar's manifest maps them to its layer files in the same order. Its
 -- answer is kept beside the layers (M.recorded), so a start of an image
 -- unpacked before needs no engine: when none answers, that record serves.
+-- A runc commit adds its layer and a record (M.add, M.record).
 -- Layers are never removed by rock (the store is shared by every image of
 -- the state dir): remove <state dir>/layers with no runc sandbox running.
 local uv = require "luv"
@@ -125,7 +126,9 @@ end
 M.stats = { unpacked = 0 } -- layers this process unpacked (tests read it)
 
 --- The image as the runc backend runs it: {id=, layers = {dir, ...} the
---- topmost first, config = the image's Config (Env, WorkingDir, ...)}.
+--- topmost first, config = the image's Config (Env, WorkingDir, ...),
+--- diff_ids = its layers' ids, bottom first}. An image the engine does
+--- not know but the store has a record of (a commit's) is that record.
 --- The image is made present first (images.ensure: the engine, the
 --- cache's tar, a pull), then every missing layer is unpacked. opts:
 --- engine (a rock.engine), pull (images.ensure's).
@@ -141,6 +144,9 @@ function M.ensure(image, opts)
   end
   if not ok then
     if not (errors.is(info, "image_not_found") or errors.is(info, "not_found")) then error(info, 0) end
+    -- an image the engine does not know but the store does (a runc commit's)
+    local rec = opts.pull ~= "always" and M.recorded(image)
+    if rec then return rec end
     images.ensure(image, { pull = opts.pull or "missing", engine = e })
     info = e:image_inspect(image)
   elseif opts.pull == "always" then
@@ -177,7 +183,7 @@ function M.ensure(image, opts)
   end
   local dirs = {}
   for i = #diff_ids, 1, -1 do dirs[#dirs + 1] = M.path(diff_ids[i]) end
-  local out = { id = info.Id, layers = dirs, config = info.Config or {} }
+  local out = { id = info.Id, layers = dirs, config = info.Config or {}, diff_ids = diff_ids }
   record(image, info.Id, diff_ids, out.config)
   return out
 end
@@ -197,7 +203,29 @@ function M.recorded(image)
     if not uv.fs_stat(d) then return nil end
     dirs[#dirs + 1] = d
   end
-  return { id = rec.id, layers = dirs, config = type(rec.config) == "table" and rec.config or {} }
+  return { id = rec.id, layers = dirs, config = type(rec.config) == "table" and rec.config or {},
+    diff_ids = rec.diff_ids }
+end
+
+--- Add a layer to the store: member of tar (an OCI layer tar), whose
+--- sha256 is diff_id (a commit's new layer, runc.lua). Returns its dir.
+function M.add(tar, member, diff_id)
+  state.mkdir_p(M.dir())
+  unpack(tar, member, diff_id)
+  return M.path(diff_id)
+end
+
+--- Record image as the store's: its id, diff_ids (bottom first) and
+--- config, so a start of it needs no engine (M.recorded).
+function M.record(image, id, diff_ids, config)
+  record(image, id, diff_ids, config)
+  if recorded_ids[image] ~= id then errors.raise("io_error", "layers: cannot record " .. image) end
+end
+
+--- Forget the store's record of image (its layers stay: others may share them).
+function M.forget(image)
+  recorded_ids[image] = nil
+  os.remove(record_path(image))
 end
 
 return M

@@ -649,6 +649,16 @@ function Sandbox:keep()
   self._impl.keep(self)
 end
 
+--- Commit the sandbox's files as the image named reference ("repo[:tag]")
+--- on backends that can (docker and podman: an image in the engine; runc:
+--- an archive in the image cache, backends/runc.lua). Returns its id.
+function Sandbox:commit(reference)
+  if self.state ~= "running" then
+    errors.raise("sandbox_not_alive", "sandbox " .. tostring(self.id) .. " is " .. self.state)
+  end
+  return self:_capable("commit", "commit")(self, reference)
+end
+
 --- The backend's function for capability cap (backends/init.lua) for
 --- what (a phrase: "commit"), or raises invalid_argument naming the
 --- backends that have it.

@@ -8,7 +8,8 @@
 -- memory hog and a disk filler stay inside their limits. A sandbox sees
 -- none of the host's processes, network or files, and its seccomp filter
 -- and masked paths hold. An image unpacked before starts with no engine
--- answering. runsc, when installed. The images made here are T.tmp_image
+-- answering. A commit is an image runc starts and docker loads. runsc,
+-- when installed. The images made here are T.tmp_image
 -- names (run.sh's leak check); the layer store is this test's own
 -- ($ROCK_HOME), not the suites' shared one.
 local rock = require "rock"
@@ -239,6 +240,39 @@ T.test("whiteouts and an opaque dir give the tree docker's export gives", functi
 end)
 docker:image_remove(DERIVED, true)
 docker:image_remove(WHITEOUTS, true)
+
+T.test("commit: the sandbox's files as an image: runc starts it from the store, docker loads its archive", function()
+  local name = T.tmp_image("runc-commit")
+  local sb = rock.sandbox.start{ backend = "runc", image = BUSYBOX }
+  local out, code = sh(sb, "echo made > /new.txt && rm /bin/ls && mkdir -p /o && echo z > /o/z && " ..
+    "rm -rf /home && mkdir /home && echo h > /home/h")
+  T.eq(code, 0, out)
+  local id = sb:commit(name)
+  T.match(id, "^sha256:%x+$")
+  T.eq(sh(sb, "cat /new.txt"), "made\n", "the sandbox goes on after its commit")
+  sb:stop()
+  local tar = rock.images.tar_path(name)
+  local ok, err = pcall(function()
+    T.ok(uv.fs_stat(tar), "the archive is in the image cache")
+    local img = layers.recorded(name)
+    T.ok(img and img.id == id, "the store records it")
+    -- a runc start of it: the new file there, the removed ones gone
+    local c = rock.sandbox.start{ backend = "runc", image = name }
+    T.eq(sh(c, "cat /new.txt"), "made\n")
+    T.eq(select(2, sh(c, "test -e /bin/ls")), 1, "a file removed in the sandbox is removed in the image")
+    T.eq(sh(c, "ls /home"), "h\n", "a dir removed and made again holds only its new files")
+    c:stop()
+    -- the archive is a real image: docker loads it, a plain container sees the same
+    T.must("docker load -q -i " .. T.q(tar))
+    T.eq(T.must("docker run --rm --network none " .. T.q(name) .. " sh -c 'cat /new.txt; ls /home; " ..
+      "test -e /bin/ls || echo nols'"), "made\nh\nnols\n")
+    T.eq(docker:image_inspect(name).Id, id, "the same image id")
+  end)
+  pcall(docker.image_remove, docker, name, true)
+  layers.forget(name)
+  os.remove(tar)
+  if not ok then error(err, 0) end
+end)
 
 T.test("a fork bomb and a memory hog stay inside their limits", function()
   local sb = rock.sandbox.start{ backend = "runc", image = IMAGE, pids_limit = 64, memory = "64m" }

@@ -23,7 +23,9 @@
 -- dir (a watch of its size, as container.lua's without quotas).
 -- runtime = "runsc" runs the same bundle under gVisor: the rocklet's
 -- socket is then made on the host (runsc --host-uds) in a small tmpfs of
--- the sandbox's dir, served by runsc's gofer. Not here: commit, a network
+-- the sandbox's dir, served by runsc's gofer. commit() makes an image of the
+-- base plus the upper dir (an archive in the image cache, its layer in the
+-- store). Not here: a network
 -- other than none. docs/runc.md says all of it for a user.
 local uv = require "luv"
 local core = require "rock.core"
@@ -485,6 +487,100 @@ M.op = transport.op
 M.is_alive = transport.is_alive
 M.lease = transport.lease
 
+local function sh(what, argv)
+  local out, err, code = proc.run(argv)
+  if code ~= 0 then
+    errors.raise("io_error", string.format("commit: %s failed (exit %s): %s", what, tostring(code),
+      ((err ~= "" and err or out)):sub(1, 2000)))
+  end
+  return out
+end
+
+local function sha256_file(path)
+  return "sha256:" .. sh("sha256sum", { "sha256sum", path }):match("^(%x+)")
+end
+
+--- Commit sb's files as the image reference ("repo[:tag]"): the image it
+--- started from plus one layer, the sandbox's upper dir with its
+--- whiteouts in OCI form (the container paused while it is copied). The
+--- image is a `docker save` archive in the image cache
+--- (images.tar_path(reference): `docker load` takes it, images.ensure
+--- loads it into an engine), its layer is added to the layer store and
+--- the store records the image, so a runc start of reference needs no
+--- engine and no unpack. The base image's archive is the cache's tar, or
+--- the engine's `docker save` (an engine must answer then). Its config is
+--- the base image's; history says "rock commit of sandbox <id>". Whatever
+--- fails, nothing made on the way is left. Returns the image id.
+function M.commit(sb, reference)
+  local ref = engine.parse_reference(reference)
+  local name = ref.repo .. ":" .. ref.tag
+  local images = require "rock.images"
+  local work = state.dir() .. "/commit-" .. sb.id .. "-" .. nonce()
+  local out_tar = images.tar_path(name) .. ".part-" .. nonce()
+  local base_tmp
+  local ok, res = pcall(function()
+    state.mkdir_p(work)
+    -- the new layer: the upper dir, copied while the container is paused
+    local paused = select(3, runc(sb.runtime, sb.root, { "pause", sb.container })) == 0
+    local copied, cerr = pcall(sh, "copying the upper dir", { "cp", "-a", "--reflink=auto", sb.dir .. "/upper",
+      work .. "/layer" })
+    if paused then runc(sb.runtime, sb.root, { "resume", sb.container }) end
+    if not copied then error(cerr, 0) end
+    core.overlay_oci_whiteouts(work .. "/layer")
+    sh("tar of the layer", { "tar", "-C", work .. "/layer", "--sort=name", "--numeric-owner", "--xattrs",
+      "--xattrs-exclude=trusted.overlay.*", "-cf", work .. "/layer.tar", "." })
+    local diff_id = sha256_file(work .. "/layer.tar")
+    local lhex = diff_id:sub(8)
+    -- the base image's archive, its manifest and config
+    local base = images.tar_path(sb.image)
+    if not uv.fs_stat(base) then
+      base_tmp = work .. "/base.tar"
+      engine.connect(engine.detect() or "docker"):image_save(sb.image, base_tmp)
+      base = base_tmp
+    end
+    local list = json.decode(sh("reading the base manifest", { "tar", "-xOf", base, "manifest.json" }))
+    local m = type(list) == "table" and list[1]
+    if type(m) ~= "table" or type(m.Config) ~= "string" or type(m.Layers) ~= "table" then
+      errors.raise("image_not_found", "commit: the archive of " .. sb.image .. " has no image manifest")
+    end
+    local cfg = json.decode(sh("reading the base config", { "tar", "-xOf", base, m.Config }))
+    cfg.rootfs = cfg.rootfs or { type = "layers", diff_ids = json.array() }
+    local diff_ids = json.array()
+    for i, d in ipairs(cfg.rootfs.diff_ids or {}) do diff_ids[i] = d end
+    diff_ids[#diff_ids + 1] = diff_id
+    cfg.rootfs.diff_ids = diff_ids
+    cfg.created = os.date("!%Y-%m-%dT%H:%M:%SZ")
+    local hist = json.array()
+    for i, h in ipairs(cfg.history or {}) do hist[i] = h end
+    hist[#hist + 1] = { created = cfg.created, created_by = "rock commit of sandbox " .. sb.id }
+    cfg.history = hist
+    local cfg_text = json.encode(cfg)
+    write(work .. "/config.json", cfg_text)
+    local id = sha256_file(work .. "/config.json")
+    local chex = id:sub(8)
+    os.rename(work .. "/config.json", work .. "/" .. chex .. ".json")
+    mkdir(work .. "/" .. lhex)
+    os.rename(work .. "/layer.tar", work .. "/" .. lhex .. "/layer.tar")
+    local layer_files = json.array()
+    for i, l in ipairs(m.Layers) do layer_files[i] = l end
+    layer_files[#layer_files + 1] = lhex .. "/layer.tar"
+    write(work .. "/manifest.json", json.encode(json.array{ { Config = chex .. ".json",
+      RepoTags = json.array{ name }, Layers = layer_files } }))
+    -- the archive: the base's members but its manifest, then the new ones
+    sh("copying the base archive", { "cp", "--reflink=auto", base, out_tar })
+    proc.run({ "tar", "--delete", "-f", out_tar, "manifest.json", "repositories" }) -- "repositories" may be absent
+    sh("writing the archive", { "tar", "-rf", out_tar, "-C", work, "--numeric-owner", "manifest.json",
+      chex .. ".json", lhex .. "/layer.tar" })
+    layers.add(out_tar, lhex .. "/layer.tar", diff_id)
+    images.add_tar(name, out_tar)
+    layers.record(name, id, diff_ids, cfg.config or {})
+    return id
+  end)
+  pcall(core.rmtree, work)
+  if not ok then os.remove(out_tar) error(res, 0) end
+  return res
+end
+
 --- Its part of the status: this node's address.
 function M.status() return require("rock.backends").this_host() end
 
@@ -582,6 +678,7 @@ function M.reap(ctx)
   end
 end
 
-M.caps = { image = true, attach = true, keep = true, stats = true, upload_stream = true, own_files = true }
+M.caps = { image = true, attach = true, keep = true, stats = true, upload_stream = true, own_files = true,
+  commit = true }
 
 return M
