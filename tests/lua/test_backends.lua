@@ -34,7 +34,7 @@ T.test("register refuses a backend missing a required function, named", function
 end)
 
 T.test("the built-in backends declare what they can", function()
-  T.eq(table.concat(backends.having("commit"), ","), "docker,podman")
+  T.eq(table.concat(backends.having("commit"), ","), "docker,podman,runc")
   T.eq(backends.takes_image("local"), false)
   T.eq(backends.takes_image("docker"), true)
   T.eq(backends.takes_image(nil), true, "auto picks an engine for an image")

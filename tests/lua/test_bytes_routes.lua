@@ -6,7 +6,8 @@
 -- a file larger than read_file's and the server's 32 MiB bounds, a
 -- missing file (a clear error, no host file made), a download cancelled
 -- midway (no partial file on the host, none in the server's $TMPDIR, the
--- sandbox usable). On the local backend by default; ROCK_TEST_BACKEND and
+-- sandbox usable), a 1 GB file streamed down (local backend). On the
+-- local backend by default; ROCK_TEST_BACKEND and
 -- ROCK_TEST_IMAGE run it in docker and podman (tests/CMakeLists.txt).
 local rock = require "rock"
 local task = require "rock.task"
@@ -109,6 +110,25 @@ for _, route in ipairs({ { "the Lua API", lua_api }, { "the remote backend", rem
     sb:execute{ command = { "rm", "-rf", d } }
     sb:stop()
   end)
+
+  if backend == "local" then -- the engines' runs already move 40 MB and 256 MB each way
+    T.test(name .. ": a 1 GB file streams down whole, the host's RSS growing under 16 MB", function()
+      local sb = start()
+      local d = scratch(sb)
+      sb:execute{ command = { "truncate", "-s", "1G", d .. "/giga" } }
+      local dst = host("giga")
+      collectgarbage()
+      local before = T.rss_kib()
+      T.eq(sb:download{ path = d .. "/giga", file = dst, timeout = 300 }.size, 1 << 30)
+      local grown = T.rss_kib() - before
+      T.eq(T.file_size(dst), 1 << 30, "the whole file on the host")
+      T.rss_under(grown, 16 * 1024, "1 GB streamed (RSS grew " .. grown .. " KiB)")
+      os.remove(dst)
+      T.wait_until("nothing left in the server's $TMPDIR", function() return #leftovers(stmp, "^rock") == 0 end, 30)
+      sb:execute{ command = { "rm", "-rf", d } }
+      sb:stop()
+    end)
+  end
 
   T.test(name .. ": a missing file is not_found, naming it; no host file is made", function()
     local sb = start()

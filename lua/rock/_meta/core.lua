@@ -279,4 +279,52 @@ function core.rmtree(path) end
 ---@return integer|nil
 function core.proc_start_time(pid) end
 
+-- ---- the runc backend's file systems (c/overlay/lua_overlay.c) ----------
+
+--- Turn an unpacked OCI layer's whiteouts into overlayfs's: ".wh.NAME" a
+--- 0/0 character device NAME, ".wh..wh..opq" the xattr
+--- trusted.overlay.opaque=y on its dir. Returns how many it turned.
+---@param dir string
+---@return integer
+function core.overlay_whiteouts(dir) end
+
+--- The reverse, on a copy of an upper dir (a commit's layer): 0/0 devices
+--- and opaque dirs become OCI's whiteout files. Returns how many.
+---@param dir string
+---@return integer
+function core.overlay_oci_whiteouts(dir) end
+
+--- Mount an overlay on target: lowers a list of dirs, the topmost first.
+--- Raises engine_unavailable when the kernel has no overlayfs.
+---@param lowers string[]
+---@param upper string
+---@param work string
+---@param target string
+function core.overlay_mount(lowers, upper, work, target) end
+
+--- Unmount target (lazily when busy); false when nothing is mounted there.
+---@param target string
+---@return boolean
+function core.overlay_umount(target) end
+
+--- A tmpfs of at most bytes, mode 0700, on target.
+---@param target string
+---@param bytes integer
+function core.tmpfs_mount(target, bytes) end
+
+--- Is target a mount point (its device differs from its parent's)?
+---@param target string
+---@return boolean
+function core.overlay_mounted(target) end
+
+--- An exclusive flock on path (made 0600 if missing) without waiting: its
+--- fd, or nil when another holder has it.
+---@param path string
+---@return integer|nil
+function core.flock_try(path) end
+
+--- Let a flock_try lock go.
+---@param fd integer
+function core.flock_release(fd) end
+
 return core
