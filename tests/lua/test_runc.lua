@@ -333,6 +333,11 @@ T.test("no host process, network or file is visible; seccomp and masked paths ho
     T.ok(c1 ~= 0, "unshare refused")
     local _, c2 = sh(sb, "mkdir -p /m && mount -t tmpfs t /m 2>/dev/null")
     T.ok(c2 ~= 0, "mount refused")
+    out = sh(sb, "python3 -c 'import socket\ntry: socket.socket(40, socket.SOCK_STREAM); print(\"made\")\n" ..
+      "except OSError as e: print(e.errno)'")
+    T.ok(out:match("^%d+\n$"), "an AF_VSOCK socket is refused, as moby's default profile does: " .. out)
+    out = sh(sb, "python3 -c 'import socket; socket.socket(socket.AF_UNIX); print(\"ok\")'")
+    T.eq(out, "ok\n", "other families are not")
     local _, c3 = sh(sb, "echo 1 > /proc/sys/kernel/panic 2>/dev/null")
     T.ok(c3 ~= 0, "/proc/sys is read-only")
     out = sh(sb, "wc -c < /proc/timer_list")

@@ -9,9 +9,12 @@
 -- the rules that apply to x86-64 and to the capabilities a sandbox has
 -- (M.CAPS, Docker's default set), and takes out of every unconditional
 -- allow what Docker's default allows only with a capability a sandbox
--- lacks, or never (M.DENIED); clone is then allowed only without the flags
--- that make namespaces, and clone3 fails with ENOSYS, as in Docker's (a
--- libc falls back to clone). Anything not allowed fails with the
+-- lacks, or never (M.DENIED: also the 32-bit names Docker's default does
+-- not list); clone is then allowed only without the flags that make
+-- namespaces, clone3 fails with ENOSYS (a libc falls back to clone) and
+-- socket takes any family but AF_VSOCK, as in Docker's. Compared name by
+-- name with Docker's default profile (moby's profiles/seccomp/default.json)
+-- for these capabilities on x86-64: nothing allowed here that it denies. Anything not allowed fails with the
 -- profile's default errno.
 local json = require "rock.json"
 local errors = require "rock.errors"
@@ -34,7 +37,8 @@ for name in ([[acct add_key bpf clock_settime clock_settime64 settimeofday stime
   fsopen fsconfig fsmount fspick name_to_handle_at open_by_handle_at nfsservctl perf_event_open
   fanotify_init pivot_root quotactl quotactl_fd reboot setns unshare swapon swapoff sysfs _sysctl syslog
   uselib userfaultfd ustat vm86 vm86old vhangup sethostname setdomainname mbind set_mempolicy
-  get_mempolicy move_pages pidfd_getfd memfd_secret clone clone3]]):gmatch("%S+") do
+  get_mempolicy move_pages pidfd_getfd memfd_secret clone clone3
+  readdir sigaction signal sigpending sigsuspend syscall timerfd socket]]):gmatch("%S+") do
   M.DENIED[name] = true
 end
 
@@ -102,6 +106,9 @@ function M.make(path)
   out[#out + 1] = { names = json.array{ "clone" }, action = "SCMP_ACT_ALLOW",
     args = { { index = 0, value = CLONE_NS, valueTwo = 0, op = "SCMP_CMP_MASKED_EQ" } } }
   out[#out + 1] = { names = json.array{ "clone3" }, action = "SCMP_ACT_ERRNO", errnoRet = 38 }
+  -- socket of any family but AF_VSOCK (40): a sandbox has no business with its hypervisor
+  out[#out + 1] = { names = json.array{ "socket" }, action = "SCMP_ACT_ALLOW",
+    args = { { index = 0, value = 40, valueTwo = 0, op = "SCMP_CMP_NE" } } }
   return { defaultAction = src.defaultAction or "SCMP_ACT_ERRNO", defaultErrnoRet = src.defaultErrnoRet or 1,
     architectures = json.array{ "SCMP_ARCH_X86_64", "SCMP_ARCH_X86", "SCMP_ARCH_X32" }, syscalls = out }
 end
