@@ -236,6 +236,15 @@ function T.git_task(dir, files, fields)
   return t
 end
 
+--- Has process pid ended (no such process, or a zombie not reaped yet)?
+function T.gone(pid)
+  local f = io.open("/proc/" .. pid .. "/stat")
+  if not f then return true end
+  local st = f:read("a"):match("^%d+ %b() (%a)")
+  f:close()
+  return st == "Z"
+end
+
 --- The rock executable running this test.
 function T.rock_exe()
   return (T.sh("readlink /proc/" .. rock.core.getpid() .. "/exe"):gsub("%s+$", ""))

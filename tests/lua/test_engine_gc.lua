@@ -34,13 +34,7 @@ local function with_host(code, fn)
   if not ok then error(err, 0) end
 end
 
-local function gone(pid)
-  local f = io.open("/proc/" .. pid .. "/stat")
-  if not f then return true end
-  local st = f:read("a"):match("^%d+ %b() (%a)")
-  f:close()
-  return st == "Z"
-end
+local gone = T.gone
 
 local wait_until = T.wait_until
 

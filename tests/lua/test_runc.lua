@@ -39,13 +39,7 @@ local function mounts_here()
   return out
 end
 
-local function gone(pid)
-  local f = io.open("/proc/" .. pid .. "/stat")
-  if not f then return true end
-  local st = f:read("a"):match("^%d+ %b() (%a)")
-  f:close()
-  return st == "Z"
-end
+local gone = T.gone
 
 -- Build image name from a Dockerfile's text (FROM the busybox fixture).
 local function build(name, dockerfile)

@@ -58,11 +58,7 @@ function Front:sums()
   return budget, reserved, c, nodes
 end
 
-local function counts(registry)
-  local by = { pending = 0, running = 0, stopped = 0 }
-  for _, e in pairs(registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
-  return by
-end
+local function counts(registry) return registry:counts() end
 
 --- GET .../node on a front: the pool's aggregate (admission.lua's shape,
 --- plus nodes = [{url, node, up, why, budget, reserved, running, ...}]).

@@ -294,11 +294,7 @@ function Admission:health(backend)
   return ok, why
 end
 
-local function counts(registry)
-  local by = { pending = 0, running = 0, stopped = 0 }
-  for _, e in pairs(registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
-  return by
-end
+local function counts(registry) return registry:counts() end
 
 local function amounts(t)
   return { cpus = t.cpus, memory = t.memory, memory_gb = t.memory / GB, gpus = t.gpus }

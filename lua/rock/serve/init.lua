@@ -200,9 +200,7 @@ function Server:handle(req)
   if req.path == "/" and (req.method == "GET" or req.method == "HEAD") then
     route, res = "/", respond(200, HELLO)
   elseif req.path == "/metrics" and req.method == "GET" then
-    local by = {}
-    for _, e in pairs(self.registry.entries) do by[e.state] = (by[e.state] or 0) + 1 end
-    route, res = "/metrics", respond(200, self.metrics:render(by) .. self.admission:metrics(self),
+    route, res = "/metrics", respond(200, self.metrics:render(self.registry:counts()) .. self.admission:metrics(self),
       "text/plain; version=0.0.4")
   elseif req.path:sub(1, #GEM.PREFIX) == GEM.PREFIX then -- GEM's environments (serve/gem.lua)
     local name = req.path:sub(#GEM.PREFIX + 1)

@@ -236,6 +236,14 @@ function Registry:where(e)
   return sb and sb:_where() or backends.this_host()
 end
 
+--- How many entries are in each state: {pending=, running=, stopped=}
+--- (warm ones of a pool included: they hold their share of the node).
+function Registry:counts()
+  local by = { pending = 0, running = 0, stopped = 0 }
+  for _, e in pairs(self.entries) do by[e.state] = (by[e.state] or 0) + 1 end
+  return by
+end
+
 --- Entries, oldest first, that pass filters {state=, image=, user_id=,
 --- experiment_id=, namespace=} (absent = any).
 function Registry:list(filters)
