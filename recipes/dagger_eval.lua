@@ -155,18 +155,7 @@ end
 -- the report (docs/report.md): run.json once the run holds DIR, a task's
 -- page as it ends and the index (with the rounds) every few seconds, all
 -- at the end
-local report = require "rock.report"
-local info = { recipe = "dagger_eval.lua", flags = o, started = os.time(), git_revision = report.git_revision(arg[0] or "") }
-local live = o.report and report.live(o.out, { instances = o.instances,
-  secrets = require("rock.report.redact").secrets_of(o) })
-local info_written = false
-local function on_trajectory(traj)
-  if not info_written then
-    pcall(report.write_info, o.out, info)
-    info_written = true
-  end
-  live:task_done(traj)
-end
+local report = require("rock.report").for_run(o, "dagger_eval.lua")
 
 local ok, summaries, interrupted = pcall(dagger.run, tasks, {
   out = o.out, rounds = o.rounds, schedule = schedule, seed = o.seed, resume = o.resume,
@@ -176,14 +165,10 @@ local ok, summaries, interrupted = pcall(dagger.run, tasks, {
     step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
     wall_limit = o.wall_limit, command_timeout = o.command_timeout,
     eval = o.no_eval and "none" or (o.eval_in_place and "in_place" or "fresh"),
-    on_trajectory = live and on_trajectory or nil },
+    on_trajectory = report and function(traj) report:task_done(traj) end or nil },
 })
 if pool then pool:close() end
-if live then
-  info.finished = os.time()
-  pcall(report.write_info, o.out, info)
-  live:finish()
-end
+if report then report:finish() end
 if not ok then -- a hook that failed, a run already on --out, a resume refused: said, exit 1
   io.stderr:write("dagger_eval: ", rock.errors.is(summaries) and summaries.message or tostring(summaries), "\n")
   os.exit(1)

@@ -69,19 +69,7 @@ if o.policy == "model" then
 end
 -- the report: run.json once the run holds DIR (its first finished task),
 -- a task's page as it ends and the index every few seconds, all at the end
-local report = require "rock.report"
-local info = { recipe = "swe_agent.lua", flags = o, started = os.time(), git_revision = report.git_revision(arg[0] or "") }
-local live = o.report and report.live(o.out, { instances = o.instances,
-  secrets = require("rock.report.redact").secrets_of(o) })
-local info_written = false
-local function on_trajectory(traj)
-  if not live then return end
-  if not info_written then
-    pcall(report.write_info, o.out, info)
-    info_written = true
-  end
-  live:task_done(traj)
-end
+local report = require("rock.report").for_run(o, "swe_agent.lua")
 
 -- --nodes: one pool places every sandbox, the agent's and the grader's
 local nodes = o.nodes or os.getenv("ROCK_NODES")
@@ -92,7 +80,7 @@ end
 local pool = nodes and nodes ~= "" and rock.fleet.pool{ nodes = nodes, strategy = o.strategy } or nil
 sandbox.fleet = pool
 local summary = rock.agent.run(tasks, {
-  on_trajectory = on_trajectory,
+  on_trajectory = report and function(traj) report:task_done(traj) end,
   policy = o.policy, replay = o.replay, llm = llm, mode = o.mode, out = o.out,
   workers = o.workers, resume = o.resume, backend = o.backend,
   step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,
@@ -112,11 +100,7 @@ if o.finish_only then
     #parts > 0 and table.concat(parts, ", ") or "none"))
 end
 
-if live then
-  info.finished = os.time()
-  pcall(report.write_info, o.out, info)
-  live:finish()
-end
+if report then report:finish() end
 print(rock.agent.summary_table(summary))
 -- interrupted: the host exits 128+signal by itself (rock.on_signal)
 if #bad > 0 and not summary.interrupted then os.exit(1) end

@@ -149,4 +149,31 @@ function M.live(dir, opts)
   return l
 end
 
+
+--- A recipe's report of its run (swe_agent.lua, dagger_eval.lua), or nil
+--- when o.report is false: r:task_done(traj) writes run.json once (the run
+--- holds o.out by then) and the task's live page; r:finish() records the
+--- end in run.json and writes the whole report. o: the recipe's flags
+--- (out, instances, report; recorded in run.json, secrets redacted).
+function M.for_run(o, recipe)
+  if not o.report then return nil end
+  local info = { recipe = recipe, flags = o, started = os.time(), git_revision = M.git_revision(arg and arg[0] or "") }
+  local live = M.live(o.out, { instances = o.instances, secrets = require("rock.report.redact").secrets_of(o) })
+  local written = false
+  local r = {}
+  function r.task_done(_, traj)
+    if not written then
+      pcall(M.write_info, o.out, info)
+      written = true
+    end
+    live:task_done(traj)
+  end
+  function r.finish()
+    info.finished = os.time()
+    pcall(M.write_info, o.out, info)
+    live:finish()
+  end
+  return r
+end
+
 return M
