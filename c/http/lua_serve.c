@@ -380,15 +380,12 @@ static void answer(lua_State *L, request_ud *u, int status, const char *headers,
   serve_t *s = request_server(L);
   lua_State *saved = s ? s->L : NULL;
   if (s) s->L = L;
-  char *b = req->user; /* deleted once the answer is on its way */
-  req->user = NULL;
+  /* The body file goes before the answer does: a client that has its
+   * answer finds it gone (fd, when it is that file, is open already). */
+  body_remove(req);
   if (fd >= 0) rock_http_respond_file(req, status, headers, fd, size);
   else rock_http_respond_headers(req, status, headers, body, len);
   if (s) s->L = saved;
-  if (b) {
-    unlink(b);
-    free(b);
-  }
 }
 
 /* handle:respond(status, header_lines, body) */
@@ -466,13 +463,8 @@ static int l_request_gc(lua_State *L) {
   drop_abort(L, u);
   req->abort_arg = NULL;
   req->keep_alive = 0;
-  char *b = req->user;
-  req->user = NULL;
+  body_remove(req);
   rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
-  if (b) {
-    unlink(b);
-    free(b);
-  }
   return 0;
 }
 

@@ -46,7 +46,7 @@ local M = {}
 ---@field raw_query string
 ---@field headers table<string,string> lowercased names; repeats joined with ", "
 ---@field body string|nil        the body ("" when none), unless it went to body_file
----@field body_file string|nil   temp file holding the body; deleted after the answer
+---@field body_file string|nil   temp file holding the body; deleted as the answer goes (before it is sent)
 ---@field body_size integer|nil  with body_file: its size
 ---@field peer string|nil        the client's address (nil on a unix socket)
 
@@ -196,6 +196,19 @@ local function check_response(res)
   return st, header_lines(res.headers), res.body or "", res.body_file
 end
 
+-- The temp files of req's form parts go before its answer does (a client
+-- that has its answer finds them gone), except one the answer streams:
+-- that goes once the answer has it open.
+local function drop_files(req, except)
+  local files, kept = req._files, false
+  if not files then return false end
+  req._files = nil
+  for _, f in ipairs(files) do
+    if f == except then kept = true else os.remove(f) end
+  end
+  return kept
+end
+
 -- Answer req with what the handler returned (or its failure).
 local function answer(req, ok, res)
   local handle = req._handle
@@ -205,8 +218,10 @@ local function answer(req, ok, res)
     ok, status, lines, body, file = pcall(check_response, res)
     if not ok then res = status end
   end
+  local streamed = drop_files(req, ok and file or nil)
   if ok and file then
     ok, res = pcall(handle.respond_file, handle, status, lines, file)
+    if streamed then os.remove(file) end
   elseif ok then
     handle:respond(status, lines, body)
   end
@@ -232,11 +247,7 @@ local function run(srv, req)
     local aok, e = pcall(srv._after, req, ok and res or nil)
     if not aok then log.error("http", "%s: after failed: %s", what(req), message_of(e)) end
   end
-  local files = req._files
-  if files then
-    req._files = nil
-    for _, f in ipairs(files) do os.remove(f) end
-  end
+  drop_files(req) -- the answer failed to go, or was given by the handle
   if t0 then
     log.debug("http", "%s ms=%.1f", what(req), (uv.hrtime() - t0) / 1e6)
   end
