@@ -3,7 +3,7 @@
 -- the oracle teacher (beta0 1, exp decay 0.5, a fixed seed) against an
 -- independent simulation of the mixture's rule; beta 0 is the student's
 -- own run, beta 1 the teacher's; finish-only drops exactly the
--- non-finish; the recipe killed with kill -9 mid-round then --resume; a
+-- non-finish; the recipe killed with kill -9, or Ctrl-C, mid-round then --resume; a
 -- model student and teacher on the fake OpenAI server, the teacher
 -- unreachable mid-round; the between-rounds hook; --dry-run's plan; the
 -- rounds across three `rock serve` nodes (--nodes). Graded runs of the
@@ -391,28 +391,52 @@ local function lines_of(path)
   return n, s
 end
 
-T.test("the recipe killed with kill -9 mid-round, then --resume: no trajectory lost, none repeated; the hook ran once per gap", function()
-  local tasks = tasks_of("kill", 4)
+-- The recipe started in the background, its exit status to rc_file once it
+-- ends: its pid.
+local function start_recipe_rc(args, log, rc_file)
+  local pid_file = rc_file .. ".pid"
+  T.sh(string.format("cd %s && { sh -c '%s %s %s >%s 2>&1 & echo $! >%s; wait $!; echo $? >%s' >/dev/null 2>&1 & }",
+    root, rock_exe, recipe, args:gsub("'", "'\\''"), log, pid_file, rc_file))
+  local pid
+  wait_until(function() pid = tonumber(read(pid_file) or ""); return pid ~= nil end, 10)
+  return pid
+end
+
+-- kill -9, or Ctrl-C (SIGINT: the run winds down, stops its sandboxes and
+-- exits 130), mid-round 2; then --resume finishes the run.
+for _, sig in ipairs({ "9", "INT" }) do
+T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no trajectory lost, none repeated; the hook ran once per gap", function()
+  local tasks = tasks_of("kill" .. sig, 4)
   local rf = replay_file(tasks, function() return { { tool = "bash", command = "sleep 0.5" }, { tool = "bash", command = "sleep 0.4" }, { tool = "submit" } } end)
   local out = out_dir()
-  local hook_log = root .. "/hook.log"
+  local hook_log = root .. "/hook" .. sig .. ".log"
   local args = string.format("--instances %s --out %s --student replay --student-replay %s --teacher oracle "
     .. "--rounds 3 --beta-schedule const --beta0 0 --backend local --workers 1 --no-eval "
     .. "--between-rounds 'echo \"$ROCK_DAGGER_ROUND $(wc -l < \"$1\")\" >> %s'", tasks_file(tasks), out, rf, hook_log)
-  local log = root .. "/kill.log"
-  local pid = start_recipe(args, log)
+  local log, rc_file = root .. "/kill" .. sig .. ".log", root .. "/kill" .. sig .. ".rc"
+  local pid = start_recipe_rc(args, log, rc_file)
   local r2 = out .. "/rounds/2/trajectories.jsonl"
   T.ok(wait_until(function() return lines_of(r2) >= 1 end, 90), "round 2 began: " .. tostring(read(log)))
-  T.sh("kill -9 " .. pid)
-  wait_until(function() return not alive(pid) end, 10)
+  T.sh("kill -" .. sig .. " " .. pid)
+  T.ok(wait_until(function() return read(rc_file) end, 30), "the run ended")
+  T.eq(read(rc_file), sig == "9" and "137\n" or "130\n", "its exit status: " .. tostring(read(log)))
+  if sig == "INT" then T.eq(#T.listdir(require("rock.state").sandboxes_dir()), 0, "Ctrl-C stopped its sandboxes") end
   local n_before, before = lines_of(r2)
   T.ok(n_before >= 1 and n_before < 4, "killed mid-round 2: " .. n_before)
   local r1_before = read(out .. "/rounds/1/trajectories.jsonl")
   local _, ok = T.sh(string.format("cd %s && %s %s %s --resume >>%s 2>&1", root, rock_exe, recipe, args, log))
   T.ok(ok, "the resumed run succeeds: " .. tostring(read(log)))
   T.eq(read(out .. "/rounds/1/trajectories.jsonl"), r1_before, "the complete round is not run again")
+  -- a task Ctrl-C cut short was written interrupted=true; --resume drops
+  -- that line and runs the task again
+  local kept, cut = {}, 0
+  for line in before:gmatch("[^\n]+\n") do
+    if json.decode(line).interrupted then cut = cut + 1 else kept[#kept + 1] = line end
+  end
+  T.eq(cut, sig == "9" and 0 or 1, "the task in flight was written interrupted")
   local _, after = lines_of(r2)
-  T.eq(after:sub(1, #before), before, "what round 2 had written is kept as written")
+  kept = table.concat(kept)
+  T.eq(after:sub(1, #kept), kept, "what round 2 had finished is kept as written")
   for r = 1, 3 do
     local seen = {}
     for _, tr in ipairs(jsonl(string.format("%s/rounds/%d/trajectories.jsonl", out, r))) do
@@ -435,6 +459,7 @@ T.test("the recipe killed with kill -9 mid-round, then --resume: no trajectory l
   T.match(read(log), "round 3 %(beta 0%)")
   T.match(read(log), "dataset: 36 records")
 end)
+end
 
 T.test("the recipe with model policies: --student-model 'stu-r{round}' names each round's model; the hook between", function()
   local tasks = tasks_of("rmodel", 1)
