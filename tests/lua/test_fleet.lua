@@ -138,6 +138,30 @@ T.test("more demand than capacity: FIFO order, wait timeouts, nothing started tw
   pool:close()
 end)
 
+T.test("a queued start cut by rock.timeout leaves the queue; nothing starts for it later", function()
+  local pool = fleet.pool{ nodes = urls(), health_every = 0.2 }
+  local sbs = {}
+  for i = 1, 6 do sbs[i] = pool:start(SB) end
+  local t0 = rock.uv.hrtime()
+  local e = T.raises("timeout", rock.timeout, 0.5, pool.start, pool, SB)
+  local took = (rock.uv.hrtime() - t0) / 1e9
+  T.match(e.message, "^timed out after 0.5s", "cut by the rock.timeout, not the pool's own wait")
+  T.ok(took < 2, "cut at its deadline, not after the start's wait (" .. took .. " s)")
+  T.eq(pool:report().queued, 0, "its place in the queue is gone")
+  -- room frees: the cut start must not take it, now or at the next rounds
+  local freed = sbs[1].node_url
+  sbs[1]:stop()
+  rock.sleep(1) -- several health rounds, each waking the queue
+  local total = 0
+  for _, srv in ipairs(nodes) do total = total + running_on(srv) end
+  T.eq(total, 5, "5 running: the cut start never started")
+  T.eq(pool:report().sandboxes, 5)
+  sbs[1] = pool:start(SB)
+  T.eq(sbs[1].node_url, freed, "the freed room is there for the next start")
+  stop_all(sbs)
+  pool:close()
+end)
+
 T.test("a request no node can ever hold is refused at once, naming the shortfall", function()
   local pool = fleet.pool{ nodes = urls() }
   local e = T.raises("insufficient_resources", pool.start, pool, { image = IMAGE, cpus = 4, memory = "64g" })

@@ -12,8 +12,9 @@
 -- that does not answer is drained (its sandboxes' calls fail node_lost, no
 -- start goes there) until a check finds it answering again. When no node
 -- has room, starts wait in the pool's FIFO queue, woken by each refresh and
--- each stop, up to `wait_timeout` (default: the start's startup_timeout),
--- cancellable by a rock.timeout around them. A start's sandbox_id is made
+-- each stop, up to `wait_timeout` (default: the start's startup_timeout,
+-- which sandbox.start fills in: 60 s), cancellable by a rock.timeout
+-- around them. A start's sandbox_id is made
 -- here and sent as the node's idempotency key: a start whose answer was
 -- lost is never a second sandbox (the node answers the first one again),
 -- and one left on a node that stopped answering is stopped when it rejoins.
@@ -33,7 +34,6 @@ M.HEALTH_EVERY = 1   -- seconds between health checks of every node
 M.HEALTH_TIMEOUT = 2 -- seconds a node has to answer one
 M.DEFAULT_CPUS = 2   -- ROCK's SandboxConfig defaults
 M.DEFAULT_MEMORY = "8g"
-M.DEFAULT_WAIT = 180 -- seconds a start waits for room (ROCK's SDK startup timeout)
 
 local GB = 1 << 30
 
@@ -85,7 +85,8 @@ end
 
 --- opts: nodes (list, or a string for parse_nodes), strategy, sample,
 --- token (for nodes without their own; default ROCK_API_TOKEN),
---- health_every, health_timeout (seconds), wait_timeout (seconds).
+--- health_every, health_timeout (seconds), wait_timeout (seconds a start
+--- waits for room; default: the start's startup_timeout, 60 unless given).
 function M.pool(opts)
   if type(opts) ~= "table" then errors.raise("invalid_argument", "fleet.pool: expects a table of options") end
   local list = opts.nodes or os.getenv("ROCK_NODES")
@@ -295,7 +296,8 @@ function Pool:place(sb, opts, phase)
   -- leaves the line and wakes the next, so starts run at once while the
   -- order of choosing stays first come, first served. A node that refuses
   -- puts it back at the head, that node skipped until no other fits.
-  local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
+  -- sandbox.start fills in startup_timeout: its default is the wait's too
+  local wait = self.wait_timeout or opts.startup_timeout or require("rock.sandbox").DEFAULT_STARTUP_TIMEOUT
   local deadline = uv.now() + wait * 1000
   local w = {}
   self.queue[#self.queue + 1] = w
