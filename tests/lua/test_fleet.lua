@@ -170,13 +170,27 @@ T.test("a request no node can ever hold is refused at once, naming the shortfall
 end)
 
 T.test("rock.sandbox.start{fleet=} and get_status name the node", function()
-  local pool = fleet.pool{ nodes = urls() }
-  local sb = rock.sandbox.start{ fleet = pool, image = IMAGE, cpus = 1, memory = "1g" }
-  T.ok(sb.node_url, "placed")
-  local st = sb:get_status()
-  T.ok(st.is_alive, "alive")
-  T.ok(type(st.host_name) == "string" and st.host_name ~= "", "host_name")
-  sb:stop()
+  local pool = fleet.pool{ nodes = urls(), strategy = "spread" }
+  local sbs, seen = {}, {}
+  for i = 1, 3 do -- spread: one on each of the three nodes of this machine
+    sbs[i] = rock.sandbox.start{ fleet = pool, image = IMAGE, cpus = 4, memory = "16g" }
+    local st = sbs[i]:get_status()
+    T.ok(st.is_alive, "alive")
+    T.ok(type(st.host_name) == "string" and st.host_name ~= "", "host_name")
+    T.eq(st.node_url, sbs[i].node_url, "get_status names the node it was placed on")
+    -- the node itself holds it: its own list names the id
+    local srv
+    for _, n in ipairs(nodes) do if n.url == st.node_url then srv = n end end
+    T.ok(srv, "node_url is one of the pool's nodes: " .. tostring(st.node_url))
+    local items = srv.get("sandboxes", { page_size = 500 }).result.items
+    T.eq(#items, 1, "that node holds one sandbox")
+    T.eq(items[1].sandbox_id, sbs[i].id, "and it is this one")
+    seen[st.node_url] = true
+  end
+  local count = 0
+  for _ in pairs(seen) do count = count + 1 end
+  T.eq(count, 3, "three sandboxes, three node_urls: host_name and host_ip alone cannot tell them apart")
+  stop_all(sbs)
   pool:close()
 end)
 
