@@ -132,6 +132,17 @@ T.test("a runtime backend behind rock serve, reached by the remote backend", fun
   if not ok then error(err, 0) end
 end)
 
+T.test("remote.where: a node that answers its loopback is reached at the address base_url names", function()
+  local remote = require "rock.backends.remote"
+  local function ip(url, said) return remote.where(url, { host_ip = said }).host_ip end
+  T.eq(ip("http://198.18.0.9:8080", "127.0.0.1"), "198.18.0.9", "an IP literal")
+  T.eq(ip("http://[::1]:8080", nil), "::1", "an IPv6 literal, the node silent")
+  T.eq(ip("http://198.18.0.9:8080", "198.18.7.7"), "198.18.7.7", "a node's own address is kept")
+  T.eq(ip("http://localhost:8080", "127.0.0.1"), "127.0.0.1", "a name of loopback stays loopback")
+  T.eq(ip("http://no-such-node.invalid:8080", "127.0.0.1"), "127.0.0.1", "a name that does not resolve keeps the answer")
+  -- (a name that resolves elsewhere: test_fleet_netns.lua)
+end)
+
 T.test("rock ps lists it; gc reaps it after its host is killed", function()
   local sb = rock.sandbox.start{ backend = "wrapped", auto_clear_seconds = 600 }
   local rows = rock.gc.ps()
