@@ -16,8 +16,11 @@
 -- which sandbox.start fills in: 60 s), cancellable by a rock.timeout
 -- around them. A start's sandbox_id is made
 -- here and sent as the node's idempotency key: a start whose answer was
--- lost is never a second sandbox (the node answers the first one again),
--- and one left on a node that stopped answering is stopped when it rejoins.
+-- lost is never a second sandbox (sent there again, the node answers the
+-- first one), and once the start is over (placed elsewhere, or given up)
+-- what it may have left on a node that stopped answering is stopped when
+-- that node answers again (stop_orphans; a pool closed before leaves it to
+-- the node's lease).
 local uv = require "luv"
 local errors = require "rock.errors"
 local task = require "rock.task"
@@ -165,11 +168,48 @@ function Pool:refresh()
   self:wake()
 end
 
--- Sandboxes a start left on a node that stopped answering mid-start:
--- stopped once it answers again, so a retry elsewhere is never a double.
+-- Stop and delete sandbox id on node n: true when it is gone there (or
+-- was never there), false when the node does not answer.
+local function stop_there(n, id)
+  local node = { base_url = n.url, token = n.token }
+  local ok, err = pcall(remote.api, node, "stop", { sandbox_id = id }, 60)
+  if not ok then return errors.is(err, "sandbox_not_found") end
+  return (pcall(remote.api, node, "delete", { sandbox_id = id }, 60))
+end
+
+-- Sandboxes that starts over now left on a node that stopped answering
+-- mid-start (orphaned): stopped once it answers again, so a start placed
+-- elsewhere is never a double. One at a time per node; orphans added
+-- meanwhile are taken in the same run; one the node does not answer for
+-- waits for its next rejoin.
 function Pool:stop_orphans(n)
-  for id in pairs(n.orphans) do
-    if pcall(remote.stop, { base_url = n.url, token = n.token, id = id }) then n.orphans[id] = nil end
+  if n.stopping then n.again = true return end
+  n.stopping = true
+  repeat
+    n.again = nil
+    local ids = {}
+    for id in pairs(n.orphans) do ids[#ids + 1] = id end
+    for _, id in ipairs(ids) do
+      if stop_there(n, id) then
+        n.orphans[id] = nil
+        log.info("fleet", "node %s: stopped %s, which a start whose answer was lost left there", n.url, id)
+      end
+    end
+  until not n.again
+  n.stopping = nil
+end
+
+-- The start so is over, placed on node landed (nil: given up): what its
+-- lost answers may have left on other nodes is theirs to stop when they
+-- answer (stop_orphans); while it ran nothing was, so a retry on the same
+-- node found its sandbox there, not a stopped one.
+function Pool:orphaned(so, landed)
+  for url in pairs(so.lost or {}) do
+    if url ~= landed then
+      local n = self.by_url[url]
+      n.orphans[so.sandbox_id] = true
+      if n.up then task.spawn(function() self:stop_orphans(n) end) end
+    end
   end
 end
 
@@ -217,7 +257,8 @@ end
 -- in flight (remote.start with the node's URL): true, or false when the
 -- node refused (full: its report was stale) or did not answer; other
 -- errors (a bad image, a bad argument) are the caller's. so.sandbox_id is
--- the same on every try: the idempotency key.
+-- the same on every try: the idempotency key; so.lost names the nodes
+-- whose answer was lost (the start may have landed there: orphaned()).
 function Pool:start_on(p, sb, req, so, phase)
   local n = self.by_url[p.name]
   so.base_url, so.token = n.url, n.token
@@ -233,7 +274,8 @@ function Pool:start_on(p, sb, req, so, phase)
     n.refusals = n.refusals + 1
     task.spawn(function() self:check(n) end) -- its report was stale: look again
   elseif errors.is(err, "node_lost") then
-    n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
+    so.lost = so.lost or {} -- it may have started there: see orphaned()
+    so.lost[n.url] = true
     n.up = false
     self.set:update(n.url, nil)
   else
@@ -279,6 +321,14 @@ function Pool:place(sb, opts, phase)
   if up > 0 and not could then
     errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
   end
+  local ok, err = pcall(self.placing, self, sb, req, so, opts, phase)
+  self:orphaned(so, ok and sb.node_url or nil)
+  if not ok then error(err, 0) end
+end
+
+-- place's part that sends the start: at once (opts.wait == false), or
+-- from the FIFO queue.
+function Pool:placing(sb, req, so, opts, phase)
   if opts.wait == false then -- the caller asked not to queue: a node now, or refused
     local exclude
     while #self.queue == 0 do
