@@ -95,30 +95,37 @@ function M.once()
   if task.current() then task.wait(once_task) end
 end
 
+-- A record's sandbox in the one state model (sandbox.lua): what its
+-- record says of it, running while it answers.
+local function model_of(id, rec)
+  return { id = id, backend = rec.backend or "?", image = rec.image, limits = rec.limits,
+    state = "running", phases = {}, state_history = {},
+    create_time = rec.created, start_time = rec.created }
+end
+
 --- Live sandboxes: list of {id=, backend=, owner=, owner_alive=, age=,
---- lease_left=, state=}; lease_left asks the sandbox without renewing
---- its lease (its backend's lease()), and each backend's list() adds
---- what it sees beyond this state dir's records.
+--- lease_left=, image=, state=}, each from its record's sandbox through
+--- the one status builder (sandbox.status: what sb:get_status and rock
+--- serve's get_status answer), state "unreachable" when it does not
+--- answer; lease_left asks the sandbox without renewing its lease (its
+--- backend's lease()), and each backend's list() adds what it sees
+--- beyond this state dir's records (an engine's container state).
 function M.ps()
+  local sandbox = require "rock.sandbox"
   local rows = { by_id = {} }
   function rows.add(row) rows[#rows + 1] = row end
   for _, s in ipairs(state.list()) do
     local rec = s.record or {}
-    local owner = state.parse_owner(rec.owner)
-    local row = {
-      id = s.id, backend = rec.backend or "?", owner = rec.owner,
-      owner_alive = state.owner_alive(owner),
-      age = rec.created and (os.time() - rec.created) or nil,
-      image = rec.image, state = "?",
-    }
     local impl = rec.backend and backends.get(rec.backend)
     local ok, r = false, nil
     if impl and impl.lease then ok, r = pcall(impl.lease, rec, s.dir) end
-    if ok then
-      row.state, row.lease_left = "running", r.lease_left
-    else
-      row.state = "unreachable"
-    end
+    local st = sandbox.status(model_of(s.id, rec), ok)
+    local row = {
+      id = st.sandbox_id, backend = st.backend, image = st.image,
+      state = st.is_alive and st.state or "unreachable", lease_left = ok and r.lease_left or nil,
+      age = st.create_time and (os.time() - st.create_time) or nil,
+      owner = rec.owner, owner_alive = state.owner_alive(state.parse_owner(rec.owner)),
+    }
     rows.add(row)
     rows.by_id[s.id] = row
   end

@@ -132,6 +132,17 @@ T.test("a runtime backend behind rock serve, reached by the remote backend", fun
   if not ok then error(err, 0) end
 end)
 
+T.test("remote.where: a node that answers its loopback is reached at the address base_url names", function()
+  local remote = require "rock.backends.remote"
+  local function ip(url, said) return remote.where(url, { host_ip = said }).host_ip end
+  T.eq(ip("http://198.18.0.9:8080", "127.0.0.1"), "198.18.0.9", "an IP literal")
+  T.eq(ip("http://[::1]:8080", nil), "::1", "an IPv6 literal, the node silent")
+  T.eq(ip("http://198.18.0.9:8080", "198.18.7.7"), "198.18.7.7", "a node's own address is kept")
+  T.eq(ip("http://localhost:8080", "127.0.0.1"), "127.0.0.1", "a name of loopback stays loopback")
+  T.eq(ip("http://no-such-node.invalid:8080", "127.0.0.1"), "127.0.0.1", "a name that does not resolve keeps the answer")
+  -- (a name that resolves elsewhere: test_fleet_netns.lua)
+end)
+
 T.test("rock ps lists it; gc reaps it after its host is killed", function()
   local sb = rock.sandbox.start{ backend = "wrapped", auto_clear_seconds = 600 }
   local rows = rock.gc.ps()
@@ -142,6 +153,34 @@ T.test("rock ps lists it; gc reaps it after its host is killed", function()
   T.eq(mine.state, "running", "its lease read through the backend")
   T.ok(mine.lease_left, "lease_left")
   T.eq(mine.listed_by, "wrapped", "the backend's list() saw it")
+  -- the one status builder: ps says what get_status says
+  local st = sb:get_status()
+  for _, k in ipairs({ "backend", "image", "state" }) do T.eq(mine[k], st[k], "ps and get_status agree on " .. k) end
+  T.eq(mine.id, st.sandbox_id)
+  T.ok(math.abs(mine.age - (os.time() - st.create_time)) <= 1, "its age from the same create_time")
+  -- rock ps (the CLI, another process) prints the rows the same way: a
+  -- local sandbox's as here; this one's backend it does not know (it was
+  -- registered in this process), so it cannot ask it: unreachable
+  local lsb = rock.sandbox.start{ backend = "local" }
+  local cli = {}
+  for line in T.sh(T.rock_exe() .. " ps --json"):gmatch("[^\n]+") do
+    local ok, r = pcall(rock.json.decode, line)
+    if ok and type(r) == "table" and r.id then cli[r.id] = r end
+  end
+  T.ok(cli[lsb.id] and cli[sb.id], "rock ps --json lists both")
+  local lst = lsb:get_status()
+  T.eq(cli[lsb.id].state, lst.state, "the local one: the state get_status says")
+  T.eq(cli[lsb.id].backend, "local")
+  T.eq(cli[sb.id].backend, "wrapped")
+  T.eq(cli[sb.id].state, "unreachable", "a backend another process registered")
+  lsb:stop()
+  -- its rocklet killed under a live owner: it no longer answers
+  uv.kill(sb.pid, "sigkill")
+  T.wait_until("its rocklet is gone", function() return not uv.kill(sb.pid, 0) end, 10)
+  for _, r in ipairs(rock.gc.ps()) do if r.id == sb.id then mine = r end end
+  T.eq(mine.state, "unreachable", "ps says it does not answer")
+  T.eq(mine.lease_left, nil)
+  T.eq(mine.owner_alive, true)
   sb:stop()
   -- a host of its own registers the backend, starts a sandbox, and is killed
   local script = os.getenv("ROCK_HOME") .. "/child.lua"

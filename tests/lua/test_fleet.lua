@@ -4,7 +4,9 @@
 -- nodes' own reports), spread against pack, more demand than capacity
 -- (FIFO, wait timeouts, nothing started twice), rock.sandbox.start{fleet=},
 -- a node killed with kill -9 mid-run (its sandboxes' calls fail node_lost,
--- new starts go elsewhere, it rejoins after restart and gc leaves nothing).
+-- new starts go elsewhere, it rejoins after restart; its dead run's dirs
+-- and records are there to reap, and after `rock gc` on its ROCK_HOME no
+-- dir, record or process of them is left).
 -- The partition cases (a link down and up) are test_fleet_netns.lua.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
@@ -49,6 +51,60 @@ end
 
 local function running_on(srv)
   return node_report(srv).running
+end
+
+-- Processes whose cwd or command line is under dir (from /proc).
+local function procs_under(dir)
+  local out = {}
+  local me = tostring(rock.core.getpid())
+  local h = rock.uv.fs_scandir("/proc")
+  while h do
+    local name = rock.uv.fs_scandir_next(h)
+    if not name then break end
+    if name:match("^%d+$") and name ~= me then
+      local cwd = rock.uv.fs_readlink("/proc/" .. name .. "/cwd") or ""
+      local f = io.open("/proc/" .. name .. "/cmdline")
+      local cmd = f and f:read("a") or ""
+      if f then f:close() end
+      if cwd:sub(1, #dir) == dir or cmd:find(dir, 1, true) then out[#out + 1] = name .. " " .. cmd:gsub("%z", " ") end
+    end
+  end
+  return out
+end
+
+-- What node i's server, killed with kill -9, left of sandboxes ids in its
+-- state dir: ids with a dir, with a record naming that dead server.
+local function left_on(i, ids)
+  local dirs, recs = {}, {}
+  for _, id in ipairs(ids) do
+    local dir = home .. "/n" .. i .. "/sandboxes/" .. id
+    if rock.uv.fs_stat(dir) then dirs[#dirs + 1] = id end
+    local rec = require("rock.state").read_record(dir)
+    if rec and rec.owner then recs[#recs + 1] = id end
+  end
+  return dirs, recs
+end
+
+-- Node i was killed with kill -9 holding sandboxes ids: its state dir
+-- holds their dirs and records (something to reap: the check after can
+-- fail); restarted on its port, then `rock gc` run on its ROCK_HOME, no
+-- dir, record or process of them is left.
+local function restart_and_gc(i, ids, port)
+  local dirs, recs = left_on(i, ids)
+  T.eq(#dirs, #ids, "the dead server left its sandboxes' dirs: " .. table.concat(dirs, " "))
+  T.eq(#recs, #ids, "and their records")
+  start_node(i, port)
+  local out, ok = T.sh(string.format("ROCK_HOME=%s %s gc", home .. "/n" .. i, T.rock_exe()))
+  T.ok(ok, "rock gc on the node's ROCK_HOME: " .. out)
+  T.match(out, "gc: %d+ removed, 0 error%(s%)")
+  dirs, recs = left_on(i, ids)
+  T.eq(#dirs, 0, "no dir of the dead run left: " .. table.concat(dirs, " "))
+  T.eq(#recs, 0, "no record of it")
+  for _, id in ipairs(ids) do
+    local p = procs_under(home .. "/n" .. i .. "/sandboxes/" .. id)
+    T.eq(#p, 0, "no process of " .. id .. " left: " .. table.concat(p, "; "))
+  end
+  T.eq(running_on(nodes[i]), 0, "the node, back, runs nothing of it")
 end
 
 -- what a failed test left on the nodes, stopped, so the next starts afresh
@@ -138,6 +194,30 @@ T.test("more demand than capacity: FIFO order, wait timeouts, nothing started tw
   pool:close()
 end)
 
+T.test("a queued start cut by rock.timeout leaves the queue; nothing starts for it later", function()
+  local pool = fleet.pool{ nodes = urls(), health_every = 0.2 }
+  local sbs = {}
+  for i = 1, 6 do sbs[i] = pool:start(SB) end
+  local t0 = rock.uv.hrtime()
+  local e = T.raises("timeout", rock.timeout, 0.5, pool.start, pool, SB)
+  local took = (rock.uv.hrtime() - t0) / 1e9
+  T.match(e.message, "^timed out after 0.5s", "cut by the rock.timeout, not the pool's own wait")
+  T.ok(took < 2, "cut at its deadline, not after the start's wait (" .. took .. " s)")
+  T.eq(pool:report().queued, 0, "its place in the queue is gone")
+  -- room frees: the cut start must not take it, now or at the next rounds
+  local freed = sbs[1].node_url
+  sbs[1]:stop()
+  rock.sleep(1) -- several health rounds, each waking the queue
+  local total = 0
+  for _, srv in ipairs(nodes) do total = total + running_on(srv) end
+  T.eq(total, 5, "5 running: the cut start never started")
+  T.eq(pool:report().sandboxes, 5)
+  sbs[1] = pool:start(SB)
+  T.eq(sbs[1].node_url, freed, "the freed room is there for the next start")
+  stop_all(sbs)
+  pool:close()
+end)
+
 T.test("a request no node can ever hold is refused at once, naming the shortfall", function()
   local pool = fleet.pool{ nodes = urls() }
   local e = T.raises("insufficient_resources", pool.start, pool, { image = IMAGE, cpus = 4, memory = "64g" })
@@ -146,13 +226,27 @@ T.test("a request no node can ever hold is refused at once, naming the shortfall
 end)
 
 T.test("rock.sandbox.start{fleet=} and get_status name the node", function()
-  local pool = fleet.pool{ nodes = urls() }
-  local sb = rock.sandbox.start{ fleet = pool, image = IMAGE, cpus = 1, memory = "1g" }
-  T.ok(sb.node_url, "placed")
-  local st = sb:get_status()
-  T.ok(st.is_alive, "alive")
-  T.ok(type(st.host_name) == "string" and st.host_name ~= "", "host_name")
-  sb:stop()
+  local pool = fleet.pool{ nodes = urls(), strategy = "spread" }
+  local sbs, seen = {}, {}
+  for i = 1, 3 do -- spread: one on each of the three nodes of this machine
+    sbs[i] = rock.sandbox.start{ fleet = pool, image = IMAGE, cpus = 4, memory = "16g" }
+    local st = sbs[i]:get_status()
+    T.ok(st.is_alive, "alive")
+    T.ok(type(st.host_name) == "string" and st.host_name ~= "", "host_name")
+    T.eq(st.node_url, sbs[i].node_url, "get_status names the node it was placed on")
+    -- the node itself holds it: its own list names the id
+    local srv
+    for _, n in ipairs(nodes) do if n.url == st.node_url then srv = n end end
+    T.ok(srv, "node_url is one of the pool's nodes: " .. tostring(st.node_url))
+    local items = srv.get("sandboxes", { page_size = 500 }).result.items
+    T.eq(#items, 1, "that node holds one sandbox")
+    T.eq(items[1].sandbox_id, sbs[i].id, "and it is this one")
+    seen[st.node_url] = true
+  end
+  local count = 0
+  for _ in pairs(seen) do count = count + 1 end
+  T.eq(count, 3, "three sandboxes, three node_urls: host_name and host_ip alone cannot tell them apart")
+  stop_all(sbs)
   pool:close()
 end)
 
@@ -172,8 +266,8 @@ T.test("a node killed with kill -9: node_lost there, starts go elsewhere, it rej
   T.ok(c.node_url ~= a.node_url, "placed elsewhere")
   c:create_session{}
   T.eq(c:run_in_session{ command = "echo ok" }.output, "ok\n")
-  -- back on its port: gc at its start removes what the dead server left
-  start_node(victim, port)
+  -- back on its port, and rock gc there: nothing of the dead run is left
+  restart_and_gc(victim, { a.id, b.id }, port)
   local back = false
   for _ = 1, 50 do
     rock.sleep(0.2)
@@ -181,8 +275,6 @@ T.test("a node killed with kill -9: node_lost there, starts go elsewhere, it rej
     if back then break end
   end
   T.ok(back, "rejoined")
-  T.eq(running_on(nodes[victim]), 0, "nothing left running there")
-  T.eq(T.sh("pgrep -f '[r]ocklet.*" .. home .. "/n" .. victim .. "/' | wc -l"):gsub("%s", ""), "0", "no rocklet left")
   pcall(a.stop, a)
   pcall(b.stop, b)
   c:stop()
@@ -251,9 +343,8 @@ T.test("the agent on the pool: a node lost mid-episode ends that trajectory abor
   T.eq(kept.termination_reason, "finish")
   T.ok(kept.sandbox.node ~= nodes[victim].url, "the next task ran on a live node")
   T.eq(rock.sandbox.live_count(), 0, "every sandbox stopped")
-  -- the node back on its port: what its dead server left is removed
-  start_node(victim, nodes[victim].port)
-  T.eq(running_on(nodes[victim]), 0)
+  -- the node back on its port, and rock gc there: nothing of the lost sandbox is left
+  restart_and_gc(victim, { lost.sandbox.id }, nodes[victim].port)
   pool:close()
 end)
 

@@ -64,6 +64,7 @@ T.test("the front places, serves the data plane and stops, as one node does", fu
     T.ok(type(st.host_name) == "string" and st.host_name ~= "", "and its name")
     local n = node_of(id)
     T.ok(n, "the sandbox is on a node under the same id")
+    T.eq(st.node_url, nodes[n].url, "get_status names the node that holds it")
     on[n] = (on[n] or 0) + 1
   end
   T.eq(on[1], 1); T.eq(on[2], 1); T.eq(on[3], 1) -- spread (the default)

@@ -188,17 +188,37 @@ function M.gone(sb)
 end
 
 local function loopback(ip) return ip == nil or ip == "::1" or ip:match("^127%.") ~= nil end
+local function literal(host) return host:match("^%d+%.%d+%.%d+%.%d+$") ~= nil or host:find(":", 1, true) ~= nil end
+
+local resolved = {} -- host name -> the address it resolved to (false: none), once per process
+
+-- The address a host name resolves to (getaddrinfo through luv, once per
+-- name and process), or nil when it does not resolve or cannot wait here.
+local function address_of(name)
+  if resolved[name] ~= nil then return resolved[name] or nil end
+  local ok, list = pcall(task.await, function(done)
+    local req = uv.getaddrinfo(name, nil, { socktype = "stream" }, function(err, res) done(not err and res or nil) end)
+    return function() if req then pcall(uv.cancel, req) end end
+  end)
+  if not ok then
+    if errors.is(list, "not_in_task") then return nil end -- a callback of the loop: asked again next time
+    error(list, 0) -- a deadline or a cancel holds here too
+  end
+  resolved[name] = type(list) == "table" and list[1] and list[1].addr or false
+  return resolved[name] or nil
+end
 
 --- Where a sandbox of the node at base_url is reached, from its start's
 --- answer r: the node's name and host_ip, unless that is its loopback
 --- (a node bound to a wildcard says so) while base_url names another
---- address: then that one.
+--- address, or a name that resolves to one: then that address.
 function M.where(base_url, r)
   local host = base_url:match("^%a+://%[([^%]]+)%]") or base_url:match("^%a+://([^:/]+)")
   local ip = r.host_ip
-  if loopback(ip) and host and (host:match("^%d+%.%d+%.%d+%.%d+$") or host:find(":", 1, true))
-      and (ip == nil or not loopback(host)) then
-    ip = host
+  if loopback(ip) and host then
+    local addr = host
+    if not literal(host) then addr = address_of(host) end
+    if addr and (ip == nil or not loopback(addr)) then ip = addr end
   end
   return { host_name = r.host_name or host, host_ip = ip }
 end

@@ -12,11 +12,15 @@
 -- that does not answer is drained (its sandboxes' calls fail node_lost, no
 -- start goes there) until a check finds it answering again. When no node
 -- has room, starts wait in the pool's FIFO queue, woken by each refresh and
--- each stop, up to `wait_timeout` (default: the start's startup_timeout),
--- cancellable by a rock.timeout around them. A start's sandbox_id is made
+-- each stop, up to `wait_timeout` (default: the start's startup_timeout,
+-- which sandbox.start fills in: 60 s), cancellable by a rock.timeout
+-- around them. A start's sandbox_id is made
 -- here and sent as the node's idempotency key: a start whose answer was
--- lost is never a second sandbox (the node answers the first one again),
--- and one left on a node that stopped answering is stopped when it rejoins.
+-- lost is never a second sandbox (sent there again, the node answers the
+-- first one), and once the start is over (placed elsewhere, or given up)
+-- what it may have left on a node that stopped answering is stopped when
+-- that node answers again (stop_orphans; a pool closed before leaves it to
+-- the node's lease).
 local uv = require "luv"
 local errors = require "rock.errors"
 local task = require "rock.task"
@@ -33,7 +37,6 @@ M.HEALTH_EVERY = 1   -- seconds between health checks of every node
 M.HEALTH_TIMEOUT = 2 -- seconds a node has to answer one
 M.DEFAULT_CPUS = 2   -- ROCK's SandboxConfig defaults
 M.DEFAULT_MEMORY = "8g"
-M.DEFAULT_WAIT = 180 -- seconds a start waits for room (ROCK's SDK startup timeout)
 
 local GB = 1 << 30
 
@@ -85,7 +88,8 @@ end
 
 --- opts: nodes (list, or a string for parse_nodes), strategy, sample,
 --- token (for nodes without their own; default ROCK_API_TOKEN),
---- health_every, health_timeout (seconds), wait_timeout (seconds).
+--- health_every, health_timeout (seconds), wait_timeout (seconds a start
+--- waits for room; default: the start's startup_timeout, 60 unless given).
 function M.pool(opts)
   if type(opts) ~= "table" then errors.raise("invalid_argument", "fleet.pool: expects a table of options") end
   local list = opts.nodes or os.getenv("ROCK_NODES")
@@ -164,11 +168,48 @@ function Pool:refresh()
   self:wake()
 end
 
--- Sandboxes a start left on a node that stopped answering mid-start:
--- stopped once it answers again, so a retry elsewhere is never a double.
+-- Stop and delete sandbox id on node n: true when it is gone there (or
+-- was never there), false when the node does not answer.
+local function stop_there(n, id)
+  local node = { base_url = n.url, token = n.token }
+  local ok, err = pcall(remote.api, node, "stop", { sandbox_id = id }, 60)
+  if not ok then return errors.is(err, "sandbox_not_found") end
+  return (pcall(remote.api, node, "delete", { sandbox_id = id }, 60))
+end
+
+-- Sandboxes that starts over now left on a node that stopped answering
+-- mid-start (orphaned): stopped once it answers again, so a start placed
+-- elsewhere is never a double. One at a time per node; orphans added
+-- meanwhile are taken in the same run; one the node does not answer for
+-- waits for its next rejoin.
 function Pool:stop_orphans(n)
-  for id in pairs(n.orphans) do
-    if pcall(remote.stop, { base_url = n.url, token = n.token, id = id }) then n.orphans[id] = nil end
+  if n.stopping then n.again = true return end
+  n.stopping = true
+  repeat
+    n.again = nil
+    local ids = {}
+    for id in pairs(n.orphans) do ids[#ids + 1] = id end
+    for _, id in ipairs(ids) do
+      if stop_there(n, id) then
+        n.orphans[id] = nil
+        log.info("fleet", "node %s: stopped %s, which a start whose answer was lost left there", n.url, id)
+      end
+    end
+  until not n.again
+  n.stopping = nil
+end
+
+-- The start so is over, placed on node landed (nil: given up): what its
+-- lost answers may have left on other nodes is theirs to stop when they
+-- answer (stop_orphans); while it ran nothing was, so a retry on the same
+-- node found its sandbox there, not a stopped one.
+function Pool:orphaned(so, landed)
+  for url in pairs(so.lost or {}) do
+    if url ~= landed then
+      local n = self.by_url[url]
+      n.orphans[so.sandbox_id] = true
+      if n.up then task.spawn(function() self:stop_orphans(n) end) end
+    end
   end
 end
 
@@ -216,7 +257,8 @@ end
 -- in flight (remote.start with the node's URL): true, or false when the
 -- node refused (full: its report was stale) or did not answer; other
 -- errors (a bad image, a bad argument) are the caller's. so.sandbox_id is
--- the same on every try: the idempotency key.
+-- the same on every try: the idempotency key; so.lost names the nodes
+-- whose answer was lost (the start may have landed there: orphaned()).
 function Pool:start_on(p, sb, req, so, phase)
   local n = self.by_url[p.name]
   so.base_url, so.token = n.url, n.token
@@ -232,7 +274,8 @@ function Pool:start_on(p, sb, req, so, phase)
     n.refusals = n.refusals + 1
     task.spawn(function() self:check(n) end) -- its report was stale: look again
   elseif errors.is(err, "node_lost") then
-    n.orphans[so.sandbox_id] = true -- it may have started there: stopped when it answers
+    so.lost = so.lost or {} -- it may have started there: see orphaned()
+    so.lost[n.url] = true
     n.up = false
     self.set:update(n.url, nil)
   else
@@ -278,6 +321,14 @@ function Pool:place(sb, opts, phase)
   if up > 0 and not could then
     errors.raise("insufficient_resources", "fleet: no node can ever hold " .. describe(req) .. ": " .. self:free_text())
   end
+  local ok, err = pcall(self.placing, self, sb, req, so, opts, phase)
+  self:orphaned(so, ok and sb.node_url or nil)
+  if not ok then error(err, 0) end
+end
+
+-- place's part that sends the start: at once (opts.wait == false), or
+-- from the FIFO queue.
+function Pool:placing(sb, req, so, opts, phase)
   if opts.wait == false then -- the caller asked not to queue: a node now, or refused
     local exclude
     while #self.queue == 0 do
@@ -295,7 +346,8 @@ function Pool:place(sb, opts, phase)
   -- leaves the line and wakes the next, so starts run at once while the
   -- order of choosing stays first come, first served. A node that refuses
   -- puts it back at the head, that node skipped until no other fits.
-  local wait = self.wait_timeout or opts.startup_timeout or M.DEFAULT_WAIT
+  -- sandbox.start fills in startup_timeout: its default is the wait's too
+  local wait = self.wait_timeout or opts.startup_timeout or require("rock.sandbox").DEFAULT_STARTUP_TIMEOUT
   local deadline = uv.now() + wait * 1000
   local w = {}
   self.queue[#self.queue + 1] = w

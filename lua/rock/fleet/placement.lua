@@ -1,9 +1,12 @@
 --- rock.fleet.placement: which node a sandbox goes to.
 -- Pure decisions, no I/O: rock.fleet's pool feeds it each node's own report
 -- (what its `rock serve` says it has reserved, running and starting, see
--- docs/fleet.md) and what the pool itself placed there since that report
--- (in flight), so starts decided between two refreshes do not all land on
--- one node, yet no decision rests on the pool's bookkeeping alone.
+-- docs/fleet.md) at each health round, and on top of it what the pool did
+-- since: starts sent there and not yet answered (in flight: placed ..
+-- settled), sandboxes it started or stopped there (reserve, release), so
+-- starts decided between two reports do not all land on one node. Each
+-- report replaces what reserve and release changed (it counts them); what
+-- is still in flight stays on top of it.
 --
 --   local P = require "rock.fleet.placement"
 --   local set = P.new{ strategy = "spread", sample = 8 }
@@ -77,9 +80,11 @@ function Set:update(name, report)
   n.rep_cpu, n.rep_mem, n.rep_gpu = r.cpus or 0, r.memory or 0, r.gpus or 0
   n.rep_starting = report.starting or 0
   n.max_starting = report.max_starting or math.huge
-  -- the report now counts what was in flight when it was made: the pool
-  -- settles each start it sees answered, so only what is still in flight
-  -- stays on top of it
+  -- the reservations are the node's own from here on (what reserve and
+  -- release added or took since the last report is in it). What is in
+  -- flight stays on top: a report made while a start was under way may
+  -- count it already, so it counts twice until the pool settles it (one
+  -- start too few placed meanwhile, never one past a budget)
   return n
 end
 
