@@ -77,17 +77,26 @@ function M.run()
 end
 
 local once_task -- the one automatic pass of this process
+--- Seconds the automatic pass may take ($ROCK_GC_ONCE_TIMEOUT): an engine
+--- that stopped answering (dockerd 20.10 can deadlock under container
+--- churn, its /_ping still answering) must not hold every host's start
+--- and exit; what the cut pass did not reach, the next one does.
+M.ONCE_TIMEOUT = tonumber(os.getenv("ROCK_GC_ONCE_TIMEOUT") or "") or 20
 --- gc once per process: _main.lua starts it beside the main task at host
 --- start, and sandbox.start waits for it, so a sandbox never starts
---- before what dead hosts left is reaped. ROCK_NO_GC=1 skips it.
+--- before what dead hosts left is reaped (or M.ONCE_TIMEOUT passed).
+--- ROCK_NO_GC=1 skips it.
 function M.once()
   if os.getenv("ROCK_NO_GC") == "1" then return end
   local task = require "rock.task"
   if not once_task then
     once_task = task.spawn(function()
-      local ok, report = pcall(M.run)
+      local ok, report = pcall(task.timeout, M.ONCE_TIMEOUT, M.run)
       M.once_report = ok and report or nil
-      if ok and #report.removed > 0 then
+      if not ok then
+        log.warn("gc", "the automatic pass did not finish: %s (the next host's or `rock gc` goes on)",
+          tostring(report))
+      elseif #report.removed > 0 then
         log.warn("gc", "removed %d sandbox(es) left by dead hosts", #report.removed)
       end
     end)

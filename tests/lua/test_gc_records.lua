@@ -86,4 +86,45 @@ T.test("issue7-9: a live sandbox survives a gc while its record is unreadable", 
   T.ok(not uv.fs_stat(sb.dir), "stop removed it")
 end)
 
+-- dockerd 20.10 can deadlock under container churn (moby/moby#46661): its
+-- /_ping answers, a container call never does. A host's automatic gc pass
+-- is cut after ROCK_GC_ONCE_TIMEOUT, so the host still starts a sandbox
+-- and exits (it held both until the engine's own 60 s timeouts before).
+T.test("a hung engine (ping answers, nothing else does) holds a host's gc pass only its deadline", function()
+  local sock = home .. "/hung-docker.sock"
+  local held, asked = {}, 0
+  local server = uv.new_pipe(false)
+  assert(server:bind(sock))
+  server:listen(16, function()
+    local c = uv.new_pipe(false)
+    server:accept(c)
+    held[#held + 1] = c
+    c:read_start(function(_, data)
+      if data and data:find("^GET [^ ]*/_ping ") then
+        c:write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nOK")
+      elseif data then
+        asked = asked + 1 -- never answered, as the deadlocked daemon does
+      end
+    end)
+  end)
+  local script = home .. "/hung.lua"
+  T.write(script, [[
+local rock = require "rock"
+local sb = rock.sandbox.start{ backend = "local" }
+print(sb:execute{ command = { "echo", "ran" } }.stdout)
+sb:stop()
+]])
+  local t0 = uv.hrtime()
+  local out, code = T.run({ "/usr/bin/env", "DOCKER_HOST=unix://" .. sock,
+    "ROCK_PODMAN_SOCKET=" .. home .. "/no-podman.sock", "ROCK_GC_ONCE_TIMEOUT=1", T.rock_exe(), script })
+  local took = (uv.hrtime() - t0) / 1e9
+  T.eq(code, 0, "the host exits 0")
+  T.match(out, "ran", "its sandbox ran a command")
+  T.ok(asked >= 1, "the pass did ask the hung engine for its containers")
+  T.ok(took < 30, string.format("the host was held %.1f s, not the engine's timeouts", took))
+  for _, c in ipairs(held) do c:close() end
+  server:close()
+  os.remove(sock)
+end)
+
 T.done()
