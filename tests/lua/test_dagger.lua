@@ -5,9 +5,11 @@
 -- own run, beta 1 the teacher's; finish-only drops exactly the
 -- non-finish; the recipe killed with kill -9, or Ctrl-C, mid-round then --resume; a
 -- model student and teacher on the fake OpenAI server, the teacher
--- unreachable mid-round; the between-rounds hook; --dry-run's plan; the
--- rounds across three `rock serve` nodes (--nodes). Graded runs of the
--- demo tasks in docker: test_engine_dagger.lua.
+-- unreachable mid-round; the between-rounds hook, a command and a Lua
+-- file; a replay teacher and a Lua schedule (@FILE.lua); model policies in
+-- text mode under the linear schedule; the flags that cannot work said in
+-- one line; --dry-run's plan; the rounds across three `rock serve` nodes
+-- (--nodes). Graded runs of the demo tasks in docker: test_engine_dagger.lua.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -514,6 +516,105 @@ T.test("a hook that fails ends the run (exit 1, said); --resume runs it again, t
   T.ok(ok, log)
   T.eq(read(flag .. ".log"), "ran " .. out .. "/dataset.jsonl\n", "the hook ran once, given the dataset")
   T.match(log, "dataset: 8 records")
+end)
+
+T.test("the recipe's flags that cannot work: one line each, exit 2, nothing started", function()
+  local tf = tasks_file(tasks_of("flags", 1))
+  local bad2 = root .. "/beta2.lua"
+  write(bad2, "return function(r) return r * 2 end\n")
+  write(root .. "/notfn.lua", "return 3\n")
+  local out = root .. "/flags-out"
+  for _, c in ipairs({
+    { "--beta-schedule cosine", "dagger_eval: %-%-beta%-schedule: expected exp, linear, const or @FILE%.lua .*got cosine" },
+    { "--beta-schedule @" .. root .. "/none.lua", "dagger_eval: %-%-beta%-schedule: cannot open .*none%.lua" },
+    { "--beta-schedule @" .. root .. "/notfn.lua", "dagger_eval: %-%-beta%-schedule: .*notfn%.lua returns a number, not a function" },
+    { "--beta-schedule @" .. bad2, "dagger_eval: %-%-beta%-schedule @.*beta2%.lua: beta schedule: round 1 gives 2, not a number in %[0, 1%]" },
+    { "--beta-schedule const --beta0 1.5", "dagger_eval: %-%-beta%-schedule const: beta schedule: round 1 gives 1%.5" },
+    { "--teacher replay", "dagger_eval: %-%-teacher replay needs %-%-teacher%-replay FILE" },
+    { "--teacher replay --teacher-replay " .. root .. "/none.jsonl", "dagger_eval: the teacher %(%-%-teacher replay%): replay: cannot open" },
+    { "--student bogus", "dagger_eval: the student %(%-%-student bogus%): unknown policy bogus" },
+    { "--student oracle --between-rounds @" .. root .. "/none.lua", "dagger_eval: %-%-between%-rounds: cannot open" },
+    { "--sandbox-memory-gb 400", "dagger_eval: budget: a sandbox .* does not fit a node" },
+  }) do
+    local log, ok, code = T.sh(string.format("cd %s && %s %s --instances %s --out %s --backend local %s 2>&1; echo rc=$?",
+      root, rock_exe, recipe, tf, out, c[1]))
+    T.match(log, "\nrc=2\n$", c[1] .. ": exit 2")
+    T.match(log, "^" .. c[2], c[1])
+    local n = select(2, log:gsub("\n", ""))
+    T.eq(n, 2, c[1] .. ": one line (and the exit status): " .. log)
+    T.ok(io.open(out, "rb") == nil, c[1] .. ": nothing made in --out")
+  end
+end)
+
+T.test("the recipe with a replay teacher, a Lua schedule and a Lua hook (@FILE.lua): the rounds as the function says", function()
+  local tasks = tasks_of("lua", 2)
+  local sf, tf = replay_file(tasks, student_actions), replay_file(tasks, oracle_actions)
+  local sched, hook, hook_log = root .. "/sched.lua", root .. "/hook.lua", root .. "/lua-hook.log"
+  -- R is the schedule's second argument: 0 then 1 only when it is 2
+  write(sched, "return function(r, R) if R ~= 2 then return 0.5 end return r == 1 and 0 or 1 end\n")
+  write(hook, string.format("local log = %q\nreturn function(r, path, summary)\n" ..
+    "  local f = assert(io.open(log, 'a'))\n  f:write(r, ' ', path, ' ', summary.round, ' ', summary.total, ' ', summary.executed_by.student, '\\n')\n" ..
+    "  f:close()\nend\n", hook_log))
+  local out = out_dir()
+  local args = string.format("--instances %s --out %s --student replay --student-replay %s --teacher replay --teacher-replay %s "
+    .. "--rounds 2 --beta-schedule @%s --between-rounds @%s --backend local --no-eval", tasks_file(tasks), out, sf, tf, sched, hook)
+  local log, ok = T.sh(string.format("cd %s && %s %s %s --dry-run 2>&1", root, rock_exe, recipe, args))
+  T.ok(ok, log)
+  T.match(log, "beta %(@.*sched%.lua%): 0, 1;")
+  log, ok = T.sh(string.format("cd %s && %s %s %s 2>&1", root, rock_exe, recipe, args))
+  T.ok(ok, log)
+  local s1 = json.decode(read(out .. "/rounds/1/summary.json"))
+  local s2 = json.decode(read(out .. "/rounds/2/summary.json"))
+  T.eq(s1.beta, 0); T.eq(s2.beta, 1)
+  T.eq(s1.executed_by.teacher, 0); T.eq(s1.executed_by.student, 5) -- the students' 3 and 2 actions
+  T.eq(s2.executed_by.student, 0); T.eq(s2.executed_by.teacher, 4) -- the teacher's 2 each
+  T.eq(s2.by_reason.finish, 2)
+  -- the replay teacher's labels: its file's actions, in order
+  for _, line in ipairs(jsonl(out .. "/rounds/2/dataset.jsonl")) do
+    T.eq(tools.key(line.teacher_action), tools.key(oracle_actions()[line.turn]), line.episode_id .. " turn " .. line.turn)
+  end
+  T.eq(read(hook_log), string.format("1 %s/dataset.jsonl 1 2 5\n", out), "the Lua hook ran once, after round 1, given the path and summary")
+  -- a Lua hook that raises ends the run: said in one line, exit 1
+  write(hook, "return function(r) error('trainer down after round ' .. r, 0) end\n")
+  local out2 = out_dir()
+  log, ok = T.sh(string.format("cd %s && %s %s %s 2>&1", root, rock_exe, recipe, args:gsub(out:gsub("%p", "%%%0"), out2)))
+  T.ok(not ok, log)
+  T.match(log, "\ndagger_eval: trainer down after round 1\n$")
+  T.ok(not log:find("stack traceback", 1, true), log)
+  T.ok(io.open(out2 .. "/rounds/2/trajectories.jsonl") == nil, "round 2 did not start")
+end)
+
+T.test("the recipe with model policies in text mode and the linear schedule: beta 1 then 0, a ```bash block a turn", function()
+  local tasks = tasks_of("text", 1)
+  local function script(word)
+    local act, done = "```bash\necho " .. word .. "\n```", "```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+    return { F.reply(act), F.reply(done), F.reply(act), F.reply(done) }
+  end
+  local student_srv, teacher_srv = F.start(script("stu")), F.start(script("tea"))
+  local out = out_dir()
+  local log, ok = T.sh(string.format("cd %s && %s %s --instances %s --out %s --student model --student-base-url %s "
+    .. "--student-model s --teacher model --teacher-base-url %s --teacher-model t --mode text --rounds 2 "
+    .. "--beta-schedule linear --beta0 1 --backend local --no-eval 2>&1",
+    root, rock_exe, recipe, tasks_file(tasks), out, student_srv.url, teacher_srv.url))
+  local sreq, treq = student_srv.requests(), teacher_srv.requests()
+  student_srv.stop(); teacher_srv.stop()
+  T.ok(ok, log)
+  T.match(log, "round 1 %(beta 1%)"); T.match(log, "round 2 %(beta 0%)")
+  T.eq(#sreq, 4); T.eq(#treq, 4)
+  for _, q in ipairs(sreq) do T.eq(q.body.tools, nil, "text mode: no tools offered") end
+  -- round 1 ran the teacher's block, round 2 the student's: the history both saw says so
+  T.match(sreq[2].body.messages[3].content, "echo tea"); T.eq(sreq[2].body.messages[4].role, "user")
+  T.match(treq[4].body.messages[3].content, "echo stu")
+  local want = { { "teacher", "echo tea" }, { "teacher", "echo COMPLETE" }, { "student", "echo stu" }, { "student", "echo COMPLETE" } }
+  local lines = jsonl(out .. "/dataset.jsonl")
+  T.eq(#lines, 4)
+  for i, line in ipairs(lines) do
+    T.eq(line.executed_by, want[i][1], "record " .. i)
+    local exec = line.executed_by == "teacher" and line.teacher_action or line.student_action
+    T.eq(exec.tool, "bash"); T.match(exec.command, "^" .. want[i][2])
+    T.eq(line.agree, line.turn == 2, "they agree on the submit only")
+    T.eq(line.termination_reason, "finish")
+  end
 end)
 
 T.test("the two rounds across three rock serve nodes (--nodes): spread over them, the same records as one machine", function()
