@@ -3,7 +3,9 @@
 -- the oracle teacher (beta0 1, exp decay 0.5, a fixed seed) against an
 -- independent simulation of the mixture's rule; beta 0 is the student's
 -- own run, beta 1 the teacher's; finish-only drops exactly the
--- non-finish; the recipe killed with kill -9, or Ctrl-C, mid-round then --resume; a
+-- non-finish; the recipe killed with kill -9, or Ctrl-C, mid-round then --resume
+-- (at beta 0, and at a beta that mixes: the same records as a run never
+-- killed, the wall time of both runs); a
 -- model student and teacher on the fake OpenAI server, the teacher
 -- unreachable mid-round; the between-rounds hook, a command and a Lua
 -- file; a replay teacher and a Lua schedule (@FILE.lua); model policies in
@@ -425,6 +427,7 @@ T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no 
   if sig == "INT" then T.eq(#T.listdir(require("rock.state").sandboxes_dir()), 0, "Ctrl-C stopped its sandboxes") end
   local n_before, before = lines_of(r2)
   T.ok(n_before >= 1 and n_before < 4, "killed mid-round 2: " .. n_before)
+  T.ok(json.decode(read(out .. "/rounds/2/wall.json") or "{}").seconds_wall, "round 2's seconds so far kept")
   local r1_before = read(out .. "/rounds/1/trajectories.jsonl")
   local _, ok = T.sh(string.format("cd %s && %s %s %s --resume >>%s 2>&1", root, rock_exe, recipe, args, log))
   T.ok(ok, "the resumed run succeeds: " .. tostring(read(log)))
@@ -462,6 +465,54 @@ T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no 
   T.match(read(log), "dataset: 36 records")
 end)
 end
+
+T.test("kill -9 mid-round at a beta between 0 and 1, then --resume: the same draws and records as a run never killed; the wall time adds both runs", function()
+  local tasks = tasks_of("mixkill", 4)
+  local sf = replay_file(tasks, function() return { { tool = "bash", command = "sleep 0.5" }, { tool = "bash", command = "sleep 0.4" }, { tool = "submit" } } end)
+  local tf = replay_file(tasks, function() return { { tool = "bash", command = "sleep 0.45" }, { tool = "submit" } } end)
+  -- linear from 0.8: beta 0.8, 0.4, 0; seed 6 gives round 2 four turns of each policy, two tasks ending
+  -- finish and two budget (the teacher's script run out when drawn), so a draw repeated otherwise shows
+  local seed, betas = 6, { 0.8, 0.4, 0 }
+  local s_act = { { tool = "bash", command = "sleep 0.5" }, { tool = "bash", command = "sleep 0.4" }, { tool = "submit" } }
+  local t_act = { { tool = "bash", command = "sleep 0.45" }, { tool = "submit" } }
+  local by, ends = { teacher = 0, student = 0 }, {}
+  for _, t in ipairs(tasks) do
+    local sim, reason = simulate(s_act, t_act, betas[2], seed, 2, t.instance_id)
+    for _, st in ipairs(sim) do by[st.by] = by[st.by] + 1 end
+    ends[#ends + 1] = reason
+  end
+  T.eq(json.encode({ by.teacher, by.student, table.concat(ends, ",") }), json.encode({ 4, 4, "finish,budget,finish,budget" }), "round 2 mixes")
+  local out = out_dir()
+  local args = string.format("--instances %s --out %s --student replay --student-replay %s --teacher replay --teacher-replay %s "
+    .. "--rounds 3 --beta-schedule linear --beta0 0.8 --seed %d --backend local --workers 1 --no-eval", tasks_file(tasks), out, sf, tf, seed)
+  local log, rc_file = root .. "/mixkill.log", root .. "/mixkill.rc"
+  local pid = start_recipe_rc(args, log, rc_file)
+  local r2 = out .. "/rounds/2/trajectories.jsonl"
+  T.ok(wait_until(function() return lines_of(r2) >= 1 end, 90), "round 2 began: " .. tostring(read(log)))
+  T.sh("kill -9 " .. pid)
+  T.ok(wait_until(function() return read(rc_file) end, 30), "the run ended")
+  T.eq(read(rc_file), "137\n")
+  local n_before = lines_of(r2)
+  T.ok(n_before >= 1 and n_before < 4, "killed mid-round 2: " .. n_before)
+  local before = json.decode(read(out .. "/rounds/2/wall.json")).seconds_wall
+  T.ok(before >= 0.4, "round 2's seconds before the kill kept (a task of a sleep or more): " .. before)
+  local _, ok = T.sh(string.format("cd %s && %s %s %s --resume >>%s 2>&1", root, rock_exe, recipe, args, log))
+  T.ok(ok, "the resumed run succeeds: " .. tostring(read(log)))
+  -- the same rounds never killed (the library, three workers: the order differs, the draws do not)
+  local _, ref = run(tasks, { rounds = 3, seed = seed, schedule = dagger.schedule.new("linear", { beta0 = 0.8, rounds = 3 }),
+    student = rock.agent.policy("replay", { replay = sf }), teacher = rock.agent.policy("replay", { replay = tf }) })
+  for r = 1, 3 do
+    local a = jsonl(string.format("%s/rounds/%d/dataset.jsonl", out, r))
+    T.ok(#a >= 8, "round " .. r .. " has its records")
+    T.eq(canon(a), canon(jsonl(string.format("%s/rounds/%d/dataset.jsonl", ref, r))), "round " .. r .. "'s records, line for line")
+  end
+  T.eq(canon(jsonl(out .. "/dataset.jsonl")), canon(jsonl(ref .. "/dataset.jsonl")), "the aggregated dataset")
+  local s2 = json.decode(read(out .. "/rounds/2/summary.json"))
+  T.eq(s2.executed_by.teacher, 4); T.eq(s2.executed_by.student, 4); T.eq(s2.records.dropped_trajectories.budget, 2)
+  -- at least one task (a sleep of 0.4 s or more) ran after the resume, beside the part before the kill
+  T.ok(s2.seconds_wall >= before + 0.4, string.format("round 2's wall time %.2f adds the %.2f before the kill", s2.seconds_wall, before))
+  T.ok(io.open(out .. "/rounds/2/wall.json") == nil, "wall.json gone once the summary holds the total")
+end)
 
 T.test("the recipe with model policies: --student-model 'stu-r{round}' names each round's model; the hook between", function()
   local tasks = tasks_of("rmodel", 1)
