@@ -114,6 +114,8 @@ if nodes_spec and nodes_spec ~= "" then
   node_list = list
 end
 local concurrency = o.concurrency or math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
+if not math.tointeger(concurrency) or concurrency < 1 then refuse("--concurrency: a whole number from 1 up, got %s", concurrency) end
+concurrency = math.tointeger(concurrency)
 local ok_p, plan = pcall(dagger.budget.plan, { node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
   sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
   nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil })
@@ -177,9 +179,11 @@ local backend, sandbox, pool = o.backend, { memory = o.memory or (math.floor(o.s
 for k, v in pairs(slurm_opts) do sandbox[k] = v end
 -- a fleet node and Slurm account each sandbox's CPUs (admission, the
 -- job's --cpus-per-task); on one machine they are no limit (docker would
--- refuse more than the machine has)
+-- refuse more than the machine has). Starts: --concurrency per node (the
+-- pool places none on a node with that many in flight), under the run's
+-- semaphore of nodes x concurrency
 if node_list then
-  pool = rock.fleet.pool{ nodes = node_list, strategy = o.strategy }
+  pool = rock.fleet.pool{ nodes = node_list, strategy = o.strategy, max_starting = concurrency }
   backend, sandbox.fleet, sandbox.cpus = "fleet", pool, o.sandbox_cpu
 elseif slurm then
   sandbox.cpus = o.sandbox_cpu

@@ -706,6 +706,57 @@ T.test("the two rounds across three rock serve nodes (--nodes): spread over them
   end
   T.eq(n_on, 3, "spread over the three nodes: " .. json.encode(on))
   for _, u in ipairs(urls) do T.ok(on[u], "node " .. u .. " ran some: " .. json.encode(on)) end
+  -- the same rounds on this machine (the library, the local backend): the same records, line for line
+  local here_out = out_dir()
+  run(tasks, { out = here_out, rounds = 2, seed = 7, student = rock.agent.policy("replay", { replay = rf }),
+    teacher = rock.agent.policy("oracle") })
+  for r = 1, 2 do
+    local a = jsonl(string.format("%s/rounds/%d/dataset.jsonl", out, r))
+    T.ok(#a > 10, "records written")
+    T.eq(canon(a), canon(jsonl(string.format("%s/rounds/%d/dataset.jsonl", here_out, r))), "round " .. r .. "'s records, line for line")
+  end
+  T.eq(canon(jsonl(out .. "/dataset.jsonl")), canon(jsonl(here_out .. "/dataset.jsonl")), "the aggregated dataset, line for line")
+end)
+
+T.test("on a fleet, --concurrency is per node: with 1, no node has two starts in flight, even packed", function()
+  -- a rocklet that takes a second to come up: a start is long enough to be seen in flight
+  local slow = root .. "/slow-rocklet"
+  write(slow, "#!/bin/sh\nsleep 1\nexec '" .. rock.core.rocklet_path() .. "' \"$@\"\n")
+  T.sh("chmod +x " .. slow)
+  local nodes, urls = {}, {}
+  for i = 1, 2 do
+    T.sh("mkdir -p " .. root .. "/pn/n" .. i)
+    -- two sandboxes of 4 CPU / 16 GB a node; the node itself would start four at once
+    nodes[i] = S.start{ backend = "local", home = root .. "/pn/n" .. i, env = "ROCK_ROCKLET=" .. slow,
+      args = { "--budget-cpu", "8", "--budget-memory-gb", "32", "--max-starting", "4" } }
+    urls[i] = nodes[i].url
+  end
+  local tasks = tasks_of("pernode", 4)
+  local out = out_dir()
+  local log, rc_file = root .. "/pernode.log", root .. "/pernode.rc"
+  -- pack: the most used node that fits, so the run's two starts at once (2 nodes x 1) would both go to one
+  start_recipe_rc(string.format("--instances %s --out %s --student oracle --teacher oracle --rounds 1 --no-eval --nodes %s "
+    .. "--node-cpu 8 --node-memory-gb 32 --concurrency 1 --strategy pack", tasks_file(tasks), out, table.concat(urls, ",")), log, rc_file)
+  local most, polls = { 0, 0 }, 0
+  local ok, err = pcall(function()
+    while not read(rc_file) do
+      for i, n in ipairs(nodes) do
+        local env = n.get("node")
+        local r = env.result or {}
+        most[i] = math.max(most[i], (r.starting or 0) + (r.waiting_to_start or 0) + (r.queued or 0))
+      end
+      polls = polls + 1
+      rock.sleep(0.05)
+    end
+  end)
+  for _, n in ipairs(nodes) do n.kill("TERM"); n.wait() end
+  if not ok then error(err, 0) end
+  T.eq(read(rc_file), "0\n", "the run: " .. tostring(read(log)))
+  T.ok(polls >= 20, "polled the nodes throughout: " .. polls)
+  T.eq(json.encode(most), json.encode({ 1, 1 }), "starts in flight per node, at most")
+  local on = {}
+  for _, tr in ipairs(jsonl(out .. "/rounds/1/trajectories.jsonl")) do on[tr.sandbox.node] = (on[tr.sandbox.node] or 0) + 1 end
+  T.ok(on[urls[1]] and on[urls[2]], "both nodes started some: " .. json.encode(on))
 end)
 
 T.sh("rm -rf " .. root)
