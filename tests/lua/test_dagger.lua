@@ -151,6 +151,16 @@ T.test("beta schedules: exp, linear, const, a function; out of [0, 1] refused", 
   T.ok(not ok and err.code == "invalid_argument", "an unknown schedule refused")
 end)
 
+T.test("the round's table shows a number that is not whole as it is (a model's usage may give one), never an error", function()
+  local s = dagger.records.summary(1, 0.5, {}, { turns = 3, by = { teacher = 1, student = 2 }, agree = 1, added = 3, dropped = 0,
+    dropped_trajectories = {} }, nil, 1.25)
+  s.policies.student.tokens, s.policies.teacher.calls = 1.5, 2.0
+  local t = dagger.records.table(s)
+  T.match(t, "student +0 calls, 1%.5 tokens")
+  T.match(t, "teacher +2 calls, 0 tokens")
+  T.match(t, "turns +3: teacher 1, student 2")
+end)
+
 T.test("budgets: the defaults give 20 per node, memory binding; --dry-run says so and starts nothing", function()
   local p = dagger.budget.plan{ tasks = 100, nodes = 3 }
   T.eq(p.capacity, 20); T.eq(p.binding, "memory"); T.eq(p.per_resource.cpu, 24)

@@ -7,7 +7,8 @@
 -- phases; --instances adds the gold patch and the tasks not run yet; the
 -- table sorts and filters; no page fetches anything but itself, from
 -- file:// and from a static HTTP host, and none renders blank; a DAgger
--- run's rounds are tabled and plotted.
+-- run's rounds are tabled and plotted; numbers that are not whole or not
+-- finite render.
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local B = dofile(arg[0]:match("(.*/)") .. "browser.lua")
 local json = require "rock.json"
@@ -336,6 +337,31 @@ T.test("a DAgger run: per-round resolved, agreement and intervention; a round st
   T.eq(#r[5], 6, "three bars a finished round: " .. json.encode(r[5]))
   T.eq(r[5][1], "round 1 resolved: 33.3%")
   T.eq(r[5][6], "round 2 intervention (teacher executed): 25.0%")
+end)
+
+T.test("numbers that are not whole (tokens 1.5, a round's counts), or not finite (1e400), render: the report is not stopped", function()
+  local d = tmp .. "/odd"
+  os.execute("mkdir -p " .. q(d .. "/rounds/1"))
+  -- 1e400 is JSON: it decodes to infinity
+  T.write(d .. "/trajectories.jsonl", traj("odd-1", { steps = { { action = { tool = "submit" }, exit_code = 0, tokens = 2.5 } },
+    model_stats = { tokens_sent = 1.5, tokens_received = 2, instance_cost = 0.25, api_calls = 1.5 } }):gsub('"total":6', '"total":1e400') .. "\n" ..
+    traj("odd-2", { model_stats = { tokens_sent = 1e20, tokens_received = 0 } }) .. "\n")
+  T.write(d .. "/run.json", json.encode({ recipe = "x.lua", started = 1.5e300, flags = { workers = 2.5 } }) .. "\n")
+  T.write(d .. "/rounds/1/summary.json", json.encode({ round = 1, beta = 0.5, total = 2.5, resolved = 1.5, turns = 7.25, agreed = 1,
+    executed_by = { teacher = 3.5 }, records = { added = 3.5, dropped = 0.5 }, seconds_wall = 2 }) .. "\n")
+  local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d) .. " 2>&1")
+  T.ok(good, o)
+  local index = T.read(d .. "/report/index.html")
+  T.match(index, 'data%-id="odd%-1"[^>]* data%-tokens="3%.5"', "tokens 1.5 + 2")
+  T.match(index, '<td class="n">3%.5</td>', "and its cell")
+  T.match(index, 'data%-id="odd%-2"[^>]* data%-tokens="1e%+20"', "a whole number past 2^63")
+  T.match(index, 'data%-id="odd%-1"[^>]* data%-secs=""', "infinite seconds: no value")
+  T.match(index, '<tr data%-round="1"><td>1</td><td class="n">0%.5</td><td class="n">2%.5</td><td class="n">1%.5 %(60%.0%%%)</td>' ..
+    '<td class="n">7%.25</td>', "the round's counts as they are")
+  T.match(index, '<td class="n">3%.5</td><td class="n">0%.5</td><td class="n">2%.0</td>', "records added and dropped, seconds")
+  local page = T.read(d .. "/report/t/odd-1.html")
+  T.match(page, "2%.5 tokens", "the step's tokens")
+  T.match(page, "1%.5 calls", "the calls")
 end)
 
 T.test("live: a task's page at once, the next within the window, by the timer", function()

@@ -15,7 +15,17 @@ local M = {}
 local MARK = { resolved = "✓", unresolved = "✗", empty = "✗", error = "?", ungraded = "?", torn = "?", pending = "…" }
 M.STATUSES = { "resolved", "unresolved", "empty", "error", "ungraded", "torn", "pending" }
 
-local function num(x) return type(x) == "number" and x == x and x or nil end
+-- a finite number, or nil (NaN, and the infinities JSON's 1e400 decodes to)
+local function num(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge and x or nil end
+--- A number as text: a whole one without a fraction (JSON's numbers decode
+--- as floats: 3.0 is "3"), any other as %.6g ("1.5"). Never raises, as
+--- string.format's %d does on 1.5: a run's odd value cannot stop its report.
+function M.whole(x)
+  local i = math.type(x) == "integer" and x or math.tointeger(x)
+  if i then return string.format("%d", i) end
+  return type(x) == "number" and string.format("%.6g", x) or tostring(x)
+end
+local whole = M.whole
 local function tokens_of(t)
   local ms = type(t.model_stats) == "table" and t.model_stats or {}
   local a, b = num(ms.tokens_sent), num(ms.tokens_received)
@@ -23,7 +33,7 @@ local function tokens_of(t)
 end
 local function fmt_n(x, f)
   if x == nil then return "" end
-  return string.format(f or "%d", x)
+  return f and string.format(f, x) or whole(x)
 end
 local function fmt_secs(s)
   if not s then return "-" end
@@ -116,17 +126,17 @@ function M.render(run, R, opts)
     { "backend", set_of(tasks, function(t) return type(t.sandbox) == "table" and t.sandbox.backend end) },
     { "nodes", set_of(tasks, function(t) return type(t.sandbox) == "table" and (t.sandbox.node or t.sandbox.node_url) end) },
     { "flags", table.concat(flags, " ") },
-    { "started", num(info.started) and os.date("!%Y-%m-%d %H:%M:%S UTC", math.floor(info.started)) },
+    { "started", num(info.started) and select(2, pcall(os.date, "!%Y-%m-%d %H:%M:%S UTC", math.tointeger(math.floor(info.started)) or 0)) },
     { "wall time", wall and fmt_secs(wall) or (info.started and "running" or nil) },
     { "report written", os.date("!%Y-%m-%d %H:%M:%S UTC") .. " by rock " .. require("rock.core").version() },
   }, R)
   -- counts
   b[#b + 1] = '<h2>Outcomes</h2><div class="cards">'
   local function card(label, n, cls)
-    b[#b + 1] = string.format('<div class="card %s"><b id="n-%s">%d</b>%s <span class="mut">%s</span></div>', cls or "",
-      esc(label), n, esc(label), pct(n, total))
+    b[#b + 1] = string.format('<div class="card %s"><b id="n-%s">%s</b>%s <span class="mut">%s</span></div>', cls or "",
+      esc(label), whole(n), esc(label), pct(n, total))
   end
-  b[#b + 1] = string.format('<div class="card"><b id="n-tasks">%d</b>tasks</div>', #tasks)
+  b[#b + 1] = string.format('<div class="card"><b id="n-tasks">%s</b>tasks</div>', whole(#tasks))
   for _, s in ipairs(M.STATUSES) do
     if counts[s] > 0 or s == "resolved" or s == "unresolved" then card(s, counts[s], "st-" .. s) end
   end
@@ -168,7 +178,7 @@ function M.render(run, R, opts)
       '<th>dropped</th><th>seconds</th><th>unreadable lines</th></tr></thead><tbody>' }
     local function rate(a, n) return n > 0 and a / n or nil end
     local function p(x) return x and string.format("%.1f%%", 100 * x) or "-" end
-    local function opt(x, f) return x and string.format(f or "%d", x) or "-" end
+    local function opt(x, f) return x and (f and string.format(f, x) or whole(x)) or "-" end
     for _, e in ipairs(run.rounds) do
       if e.running then
         rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td colspan="10" class="mut">running (no dataset yet)</td></tr>',
@@ -176,10 +186,10 @@ function M.render(run, R, opts)
       else
         local res, agr, int = rate(e.resolved, e.episodes), rate(e.agree, e.turns), rate(e.teacher, e.turns)
         groups[#groups + 1] = { label = "round " .. e.round, values = { res, agr, int } }
-        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d (%s)</td>' ..
-          '<td class="n">%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td>' ..
-          '<td class="n">%d</td></tr>', e.round, e.round, e.beta and string.format("%.4g", e.beta) or "-", e.episodes, e.resolved,
-          p(res), e.turns, p(agr), p(int), opt(e.added), opt(e.dropped), opt(e.seconds, "%.1f"), e.bad)
+        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s (%s)</td>' ..
+          '<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td>' ..
+          '<td class="n">%s</td></tr>', e.round, e.round, e.beta and string.format("%.4g", e.beta) or "-", whole(e.episodes),
+          whole(e.resolved), p(res), whole(e.turns), p(agr), p(int), opt(e.added), opt(e.dropped), opt(e.seconds, "%.1f"), whole(e.bad))
       end
     end
     rows[#rows + 1] = "</tbody></table>"
