@@ -8,7 +8,8 @@
 -- table sorts and filters; no page fetches anything but itself, from
 -- file:// and from a static HTTP host, and none renders blank; a DAgger
 -- run's rounds are tabled and plotted; numbers that are not whole or not
--- finite render.
+-- finite render; the redaction count is exact (run.json's marked flag and
+-- text already redacted are not counted again).
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local B = dofile(arg[0]:match("(.*/)") .. "browser.lua")
 local json = require "rock.json"
@@ -362,6 +363,23 @@ T.test("numbers that are not whole (tokens 1.5, a round's counts), or not finite
   local page = T.read(d .. "/report/t/odd-1.html")
   T.match(page, "2%.5 tokens", "the step's tokens")
   T.match(page, "1%.5 calls", "the calls")
+end)
+
+T.test("the redaction count: run.json's marked secret flag is no secret, a value already redacted is not counted again, the index's own are", function()
+  local d = tmp .. "/count"
+  os.execute("mkdir -p " .. q(d))
+  T.write(d .. "/trajectories.jsonl", traj("red-1", { messages = { { role = "user", content =
+    "key " .. KEY .. "; already [REDACTED] here; Authorization: [REDACTED]; sk-[REDACTED] too; GITHUB_TOKEN=[REDACTED]; Bearer [REDACTED]" } } }) .. "\n")
+  -- a recipe's run.json: a secret flag by its name only; another flag holding a key shape (shown in the index, redacted there)
+  T.write(d .. "/run.json", json.encode({ recipe = "x.lua", flags = { api_key = "[REDACTED]", workers = 2, note = "sk-index0123456789abcdef" } }) .. "\n")
+  local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d) .. " 2>&1")
+  T.ok(good, o)
+  T.match(o, " 2 redaction%(s%)", "the key on the page, the flag in the index")
+  T.match(T.read(d .. "/report/t/red-1.html"), "%(1 on this page%)")
+  local index = T.read(d .. "/report/index.html")
+  T.match(index, '<span id="redactions">2</span>', "the index counts its own too")
+  T.ok(not index:find("sk-index0123", 1, true), "the flag's key redacted in the index")
+  T.match(T.read(d .. "/report/t/red-1.html"), "already %[REDACTED%] here; Authorization: %[REDACTED%]; sk%-%[REDACTED%] too", "kept as it was")
 end)
 
 T.test("live: a task's page at once, the next within the window, by the timer", function()

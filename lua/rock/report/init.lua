@@ -31,7 +31,8 @@ local function put(path, data)
 end
 
 --- The redactor of a run: its recorded secret flags (run.json keeps
---- only their names), this environment's secrets, opts.secrets.
+--- only their names: a value that is the mark is no secret), this
+--- environment's secrets, opts.secrets.
 function M.redactor(info, extra)
   local secrets = redact.env_secrets()
   redact.secrets_of(type(info) == "table" and type(info.flags) == "table" and info.flags or {}, secrets)
@@ -61,8 +62,10 @@ function M.write(dir, opts)
       pages = pages + 1
     end
   end
-  -- the index last: the count of redactions covers every page written
+  -- the index last: the count of redactions covers every page written,
+  -- the index's own too (put in once it is rendered)
   local page = index.render(run, R, { redactions = R.count, partial = opts.only ~= nil, running = opts.running })
+  page = page:gsub('<span id="redactions">%d+</span>', '<span id="redactions">' .. R.count .. "</span>", 1)
   put(out .. "/index.html", page)
   return { out = out, tasks = #run.tasks, pages = pages, torn = run.torn, seconds = (uv.hrtime() - t0) / 1e9, index_bytes = #page,
            redactions = R.count }
