@@ -141,11 +141,11 @@ function M.render(run, R, opts)
     if counts[s] > 0 or s == "resolved" or s == "unresolved" then card(s, counts[s], "st-" .. s) end
   end
   b[#b + 1] = "</div>"
-  local function count_table(title, t)
+  local function count_table(title, t, id)
     local ks = {}
     for k in pairs(t) do ks[#ks + 1] = k end
     table.sort(ks)
-    local out = { "<table style=\"width:auto\"><thead><tr><th>" .. esc(title) .. "</th><th>tasks</th><th>rate</th></tr></thead><tbody>" }
+    local out = { '<table id="' .. id .. '" style="width:auto"><thead><tr><th>' .. esc(title) .. "</th><th>tasks</th><th>rate</th></tr></thead><tbody>" }
     for _, k in ipairs(ks) do
       local n = type(t[k]) == "table" and t[k].resolved + t[k].other or t[k]
       out[#out + 1] = "<tr><td>" .. esc(R(k)) .. '</td><td class="n">' .. n .. '</td><td class="n">' .. pct(n, total) .. "</td></tr>"
@@ -153,8 +153,8 @@ function M.render(run, R, opts)
     out[#out + 1] = "</tbody></table>"
     return table.concat(out)
   end
-  b[#b + 1] = '<div class="twocol" style="max-width:700px">' .. count_table("termination reason", by_reason) ..
-    count_table("exit status", by_exit) .. "</div>"
+  b[#b + 1] = '<div class="twocol" style="max-width:700px">' .. count_table("termination reason", by_reason, "by-reason") ..
+    count_table("exit status", by_exit, "by-exit") .. "</div>"
   -- plots
   local bars, ks = {}, {}
   for k in pairs(by_reason) do ks[#ks + 1] = k end
@@ -232,10 +232,12 @@ function M.render(run, R, opts)
     local extra = ""
     if t.torn then extra = ' <span class="mut">' .. esc(t.why) .. "</span>"
     elseif t.log_missing then extra = ' <span class="mut" title="' .. esc(R(t.log_missing)) .. '">(eval log missing)</span>' end
-    b[#b + 1] = string.format('<tr class="%s" data-id="%s" data-status="%s" data-reason="%s" data-exit="%s" data-steps="%s" ' ..
+    -- data-file: the task's page (a trajectory's or a torn line's), for h/l in the view's order
+    local file = (t.traj or t.torn) and ' data-file="' .. esc(t.file) .. '"' or ""
+    b[#b + 1] = string.format('<tr class="%s" data-id="%s"%s data-status="%s" data-reason="%s" data-exit="%s" data-steps="%s" ' ..
       'data-tokens="%s" data-cost="%s" data-secs="%s" data-node="%s" data-text="%s"><td>%s%s</td><td class="st-%s">%s %s</td>' ..
       '<td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td>%s</td></tr>\n',
-      t.torn and "torn" or "", esc(id), t.status, esc(reason), esc(exit), fmt_n(v.steps), fmt_n(v.tokens), fmt_n(v.cost, "%.6g"),
+      t.torn and "torn" or "", esc(id), file, t.status, esc(reason), esc(exit), fmt_n(v.steps), fmt_n(v.tokens), fmt_n(v.cost, "%.6g"),
       fmt_n(v.secs, "%.3f"), esc(node), esc(text), link, extra, t.status, mark, t.status, esc(reason), esc(exit),
       fmt_n(v.steps), fmt_n(v.tokens), v.cost and string.format("$%.4f", v.cost) or "", v.secs and string.format("%.1f", v.secs) or "",
       esc(node))
