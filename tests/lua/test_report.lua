@@ -366,9 +366,10 @@ T.test("a DAgger run: per-round resolved, agreement and intervention; a round st
   T.write(d .. "/rounds/2/dataset.jsonl", turns(2, 0.5, { { "a", true, { { "student", true }, { "teacher", true } } },
     { "b", true, { { "student", true }, { "student", false } } } }) .. '{"task_id":"b","tu')
   T.write(d .. "/rounds/2/trajectories.jsonl", traj("a", {}) .. "\n")
-  -- round 3: running, its trajectories so far
+  -- round 3: running, its trajectories so far and the agent's summary.json of them (not the round's: no `complete`)
   T.write(d .. "/rounds/3/trajectories.jsonl", traj("a", { patch = "diff --git a/a b/a\n+a\n", eval = { status = "resolved", resolved = true } }) .. "\n" ..
     traj("b", { patch = "diff --git a/b b/b\n+b\n", eval = { status = "unresolved", resolved = false } }) .. "\n")
+  T.write(d .. "/rounds/3/summary.json", json.encode({ total = 2, resolved = 1, by_reason = { finish = 2 } }) .. "\n")
   local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d))
   T.ok(good, o)
   local r = B.run{
@@ -380,7 +381,7 @@ T.test("a DAgger run: per-round resolved, agreement and intervention; a round st
   }
   T.eq(r[2][1], "1 1 3 1 (33.3%) 4 25.0% 100.0% 2 2 12.5 0", "round 1: its summary.json")
   T.eq(r[2][2], "2 0.5 2 2 (100.0%) 4 75.0% 25.0% - - - 1", "round 2: counted from its dataset")
-  T.eq(r[2][3], "3 running (no dataset yet)")
+  T.eq(r[2][3], "3 running (2 task(s) done, no dataset yet)", "the agent's summary.json is not the round's")
   T.eq(r[3], "a=resolved b=unresolved", "the latest round's tasks")
   T.eq(r[4], true, "says whose tasks they are")
   T.eq(#r[5], 6, "three bars a finished round: " .. json.encode(r[5]))
@@ -397,7 +398,7 @@ T.test("numbers that are not whole (tokens 1.5, a round's counts), or not finite
     traj("odd-2", { model_stats = { tokens_sent = 1e20, tokens_received = 0 } }) .. "\n")
   T.write(d .. "/run.json", json.encode({ recipe = "x.lua", started = 1.5e300, flags = { workers = 2.5 } }) .. "\n")
   T.write(d .. "/rounds/1/summary.json", json.encode({ round = 1, beta = 0.5, total = 2.5, resolved = 1.5, turns = 7.25, agreed = 1,
-    executed_by = { teacher = 3.5 }, records = { added = 3.5, dropped = 0.5 }, seconds_wall = 2 }) .. "\n")
+    executed_by = { teacher = 3.5 }, records = { added = 3.5, dropped = 0.5 }, seconds_wall = 2, complete = true }) .. "\n")
   local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d) .. " 2>&1")
   T.ok(good, o)
   local index = T.read(d .. "/report/index.html")
@@ -452,6 +453,53 @@ T.test("live: a task's page at once, the next within the window, by the timer", 
   l:finish()
   T.ok(not T.read(d .. "/report/index.html"):find("still going", 1, true), "the final index")
   T.ok(not T.read(d .. "/report/index.html"):find("written last", 1, true), "the final count is over every page")
+end)
+
+T.test("live: the loader reads only what the run added (a line rewritten in place is not read again), as a whole load would otherwise", function()
+  local run_mod = require "rock.report.run"
+  local d = tmp .. "/incr"
+  os.execute("mkdir -p " .. q(d))
+  local path = d .. "/trajectories.jsonl"
+  local function append(s) local f = assert(io.open(path, "ab")); f:write(s); f:close() end
+  local function ids(r)
+    local out = {}
+    for _, t in ipairs(r.tasks) do out[#out + 1] = t.id .. "=" .. t.status end
+    return table.concat(out, " ") .. " torn " .. r.torn
+  end
+  T.write(tmp .. "/incr-inst.jsonl", json.encode({ instance_id = "one" }) .. "\n" .. json.encode({ instance_id = "three", patch = "g" }) .. "\n")
+  local l = run_mod.loader(d, { instances = tmp .. "/incr-inst.jsonl" })
+  local function both() -- the loader's view, and a whole load's
+    return ids(l:load()), ids(run_mod.load(d, { instances = tmp .. "/incr-inst.jsonl" }))
+  end
+  append(traj("one", { eval = { status = "resolved", resolved = true }, patch = "x" }) .. "\n")
+  local a, b = both()
+  T.eq(a, "one=resolved three=pending torn 0"); T.eq(a, b)
+  -- a line being written: torn for now, a task once it is whole
+  local two = traj("two", {})
+  append(two:sub(1, 40))
+  a, b = both()
+  T.eq(a, "one=resolved (line 2)=torn three=pending torn 1"); T.eq(a, b)
+  append(two:sub(41) .. "\n" .. traj("three", { patch = "y", eval = { status = "unresolved" } }) .. "\n")
+  a, b = both()
+  T.eq(a, "one=resolved two=empty three=unresolved torn 0"); T.eq(a, b)
+  T.eq(l:load().by_id.three.gold, "g", "the gold patch of a task that was pending")
+  -- a task run again (--resume after an interrupt): the last line counts
+  append(traj("one", { termination_reason = "aborted" }) .. "\n")
+  a, b = both()
+  T.eq(a, "two=empty three=unresolved one=error torn 0"); T.eq(a, b)
+  -- the first line rewritten in place (same size, same file): the loader does not read it again
+  local f = assert(io.open(path, "r+b"))
+  local first = f:read("l")
+  f:seek("set", 0)
+  f:write(("x"):rep(#first))
+  f:close()
+  a, b = both()
+  T.eq(a, "two=empty three=unresolved one=error torn 0", "what was read is kept")
+  T.eq(b, "(line 1)=torn two=empty three=unresolved one=error torn 1", "a whole load reads it")
+  -- the file replaced (a --resume rewrites it): read again whole
+  T.write(path, traj("two", {}) .. "\n")
+  a, b = both()
+  T.eq(a, "two=empty one=pending three=pending torn 0"); T.eq(a, b)
 end)
 
 T.test("a real start failure (local backend, no rocklet): its phases, listed, in the recipe's own report", function()

@@ -181,8 +181,8 @@ function M.render(run, R, opts)
     local function opt(x, f) return x and (f and string.format(f, x) or whole(x)) or "-" end
     for _, e in ipairs(run.rounds) do
       if e.running then
-        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td colspan="10" class="mut">running (no dataset yet)</td></tr>',
-          e.round, e.round)
+        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td colspan="10" class="mut">running (%sno dataset yet)</td></tr>',
+          e.round, e.round, e.done and (whole(e.done) .. " task(s) done, ") or "")
       else
         local res, agr, int = rate(e.resolved, e.episodes), rate(e.agree, e.turns), rate(e.teacher, e.turns)
         groups[#groups + 1] = { label = "round " .. e.round, values = { res, agr, int } }
