@@ -7,8 +7,8 @@
 --     --student model|replay|oracle --teacher model|replay|oracle
 --     [--student-model M] [--student-base-url U] [--student-replay FILE]
 --     [--teacher-model M] [--teacher-base-url U] [--teacher-replay FILE]
---     [--rounds 3] [--beta-schedule exp|linear|const] [--beta0 1]
---     [--beta-decay 0.5] [--seed 0] [--between-rounds CMD]
+--     [--rounds 3] [--beta-schedule exp|linear|const|@FILE.lua] [--beta0 1]
+--     [--beta-decay 0.5] [--seed 0] [--between-rounds CMD|@FILE.lua]
 --     [--nodes URL,...|@FILE] [--node-cpu 96] [--node-memory-gb 320]
 --     [--node-gpu 0] [--sandbox-cpu 4] [--sandbox-memory-gb 16]
 --     [--concurrency 4] [--backend slurm [--partition P] [--account A]
@@ -22,8 +22,12 @@
 -- name the round: 'name-r{round}'. --between-rounds CMD runs as
 -- `sh -c 'CMD "$1"' sh DIR/dataset.jsonl` with ROCK_DAGGER_ROUND and
 -- ROCK_DAGGER_OUT set, waited for; a failure ends the run (--resume runs
--- it again). Ctrl-C or SIGTERM ends the round's running tasks as aborted;
--- --resume goes on from the round and task reached.
+-- it again). A Lua function instead (a file that returns it): @FILE.lua
+-- for --beta-schedule (function(r, R) -> beta) and for --between-rounds
+-- (function(r, dataset_path, summary)). Ctrl-C or SIGTERM ends the
+-- round's running tasks as aborted; --resume goes on from the round and
+-- task reached. A flag that cannot work (an unknown schedule, a policy
+-- that cannot be built) is said in one line, exit 2, nothing started.
 local rock = require "rock"
 local dagger = rock.agent.dagger
 
@@ -41,11 +45,11 @@ local spec = {
   teacher_replay = { help = "the teacher's replay file (--teacher replay)" },
   mode = { default = "tools", help = "model policies: tools | text" },
   rounds = { type = "number", default = 3, help = "rounds R" },
-  beta_schedule = { default = "exp", help = "exp | linear | const" },
+  beta_schedule = { default = "exp", help = "exp | linear | const | @FILE.lua (returns function(r, R) -> beta)" },
   beta0 = { type = "number", default = 1, help = "beta of round 1" },
   beta_decay = { type = "number", default = 0.5, help = "exp: beta_r = beta0 * decay^(r-1)" },
   seed = { type = "number", default = 0, help = "seed of the mixture's draws" },
-  between_rounds = { help = "command run after each round but the last, given the aggregated dataset's path" },
+  between_rounds = { help = "command run after each round but the last, given the aggregated dataset's path; @FILE.lua: a Lua function(r, dataset_path, summary)" },
   nodes = { help = "rock serve nodes: URL,URL,... or @FILE (the fleet; default $ROCK_NODES)" },
   node_cpu = { type = "number", default = 96, help = "CPUs per node" },
   node_memory_gb = { type = "number", default = 320, help = "GB of memory per node" },
@@ -79,18 +83,56 @@ if not o.instances or (not o.out and not o.dry_run) then
   os.exit(2)
 end
 
+-- a flag that cannot work: one line, exit 2, nothing started
+local function refuse(fmt, ...)
+  io.stderr:write("dagger_eval: ", string.format(fmt, ...), "\n")
+  os.exit(2)
+end
+local function message(err) return rock.errors.is(err) and err.message or tostring(err) end
+
+-- the function a Lua file returns (--beta-schedule @FILE, --between-rounds @FILE)
+local function lua_function(flag, spec)
+  local path = spec:sub(2)
+  local chunk, why = loadfile(path)
+  if not chunk then refuse("%s: %s", flag, why) end
+  local ok, f = pcall(chunk)
+  if not ok then refuse("%s: %s: %s", flag, path, message(f)) end
+  if type(f) ~= "function" then refuse("%s: %s returns a %s, not a function", flag, path, type(f)) end
+  return f
+end
+
 local tasks, bad = rock.agent.tasks.load(o.instances)
 for _, e in ipairs(bad) do
   io.stderr:write(string.format("dagger_eval: %s line %d: %s (skipped)\n", o.instances, e.line, e.message))
 end
 
 local nodes_spec = o.nodes or os.getenv("ROCK_NODES")
-local node_list = nodes_spec and nodes_spec ~= "" and rock.fleet.parse_nodes(nodes_spec) or nil
+local node_list
+if nodes_spec and nodes_spec ~= "" then
+  local ok_n, list = pcall(rock.fleet.parse_nodes, nodes_spec)
+  if not ok_n then refuse("%s", message(list)) end
+  node_list = list
+end
 local concurrency = o.concurrency or math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
-local plan = dagger.budget.plan{ node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
+if not math.tointeger(concurrency) or concurrency < 1 then refuse("--concurrency: a whole number from 1 up, got %s", concurrency) end
+concurrency = math.tointeger(concurrency)
+local ok_p, plan = pcall(dagger.budget.plan, { node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
   sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
-  nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil }
-local schedule = dagger.schedule.new(o.beta_schedule, { beta0 = o.beta0, decay = o.beta_decay, rounds = o.rounds })
+  nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil })
+if not ok_p then refuse("%s", message(plan)) end
+local kind = o.beta_schedule
+if kind:sub(1, 1) == "@" then kind = lua_function("--beta-schedule", kind)
+elseif not dagger.schedule.KINDS[kind] then
+  refuse("--beta-schedule: expected exp, linear, const or @FILE.lua (a Lua file returning function(r, R) -> beta), got %s", kind)
+end
+local schedule = dagger.schedule.new(kind, { beta0 = o.beta0, decay = o.beta_decay, rounds = o.rounds })
+-- every round's beta, checked before anything starts (a function's too)
+local betas = {}
+for r = 1, o.rounds do
+  local ok, b = pcall(schedule, r)
+  if not ok then refuse("--beta-schedule %s: %s", o.beta_schedule, message(b)) end
+  betas[r] = b
+end
 
 local slurm = o.backend == "slurm"
 if node_list and slurm then
@@ -108,9 +150,9 @@ if o.dry_run then
   print(dagger.budget.describe(plan, node_list and "fleet: " .. nodes_spec
     or slurm and "Slurm places each sandbox as a job; per node as below"
     or (o.backend .. " engine")))
-  local betas = {}
-  for r = 1, o.rounds do betas[r] = string.format("%.4g", schedule(r)) end
-  print(string.format("rounds: %d; beta (%s): %s; seed %d", o.rounds, o.beta_schedule, table.concat(betas, ", "), o.seed))
+  local shown = {}
+  for r = 1, o.rounds do shown[r] = string.format("%.4g", betas[r]) end
+  print(string.format("rounds: %d; beta (%s): %s; seed %d", o.rounds, o.beta_schedule, table.concat(shown, ", "), o.seed))
   os.exit(0)
 end
 
@@ -123,25 +165,34 @@ local function policy(side, r)
     local llm = rock.llm.new{ model = model, base_url = o[side .. "_base_url"] }
     return rock.agent.policy("model", { llm = llm, mode = o.mode })
   end
+  if name == "replay" and not o[side .. "_replay"] then refuse("--%s replay needs --%s-replay FILE", side, side) end
   return rock.agent.policy(name, { replay = o[side .. "_replay"] })
 end
-local teacher = policy("teacher", 1)
+-- both built before anything starts (round 1's student is the one built here)
+local ok_t, teacher = pcall(policy, "teacher", 1)
+if not ok_t then refuse("the teacher (--teacher %s): %s", o.teacher, message(teacher)) end
+local ok_s, student1 = pcall(policy, "student", 1)
+if not ok_s then refuse("the student (--student %s): %s", o.student, message(student1)) end
 
 local backend, sandbox, pool = o.backend, { memory = o.memory or (math.floor(o.sandbox_memory_gb) .. "g"),
   pids_limit = o.pids_limit, disk = o.disk }, nil
 for k, v in pairs(slurm_opts) do sandbox[k] = v end
 -- a fleet node and Slurm account each sandbox's CPUs (admission, the
 -- job's --cpus-per-task); on one machine they are no limit (docker would
--- refuse more than the machine has)
+-- refuse more than the machine has). Starts: --concurrency per node (the
+-- pool places none on a node with that many in flight), under the run's
+-- semaphore of nodes x concurrency
 if node_list then
-  pool = rock.fleet.pool{ nodes = node_list, strategy = o.strategy }
+  pool = rock.fleet.pool{ nodes = node_list, strategy = o.strategy, max_starting = concurrency }
   backend, sandbox.fleet, sandbox.cpus = "fleet", pool, o.sandbox_cpu
 elseif slurm then
   sandbox.cpus = o.sandbox_cpu
 end
 
 local hook
-if o.between_rounds then
+if o.between_rounds and o.between_rounds:sub(1, 1) == "@" then
+  hook = lua_function("--between-rounds", o.between_rounds)
+elseif o.between_rounds then
   hook = function(r, path)
     local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
     local cmd = string.format("ROCK_DAGGER_ROUND=%d ROCK_DAGGER_OUT=%s sh -c %s sh %s", r, q(o.out), q(o.between_rounds .. ' "$1"'), q(path))
@@ -159,7 +210,7 @@ local report = require("rock.report").for_run(o, "dagger_eval.lua")
 
 local ok, summaries, interrupted = pcall(dagger.run, tasks, {
   out = o.out, rounds = o.rounds, schedule = schedule, seed = o.seed, resume = o.resume,
-  student = function(r) return policy("student", r) end, teacher = teacher, between_rounds = hook,
+  student = function(r) return r == 1 and student1 or policy("student", r) end, teacher = teacher, between_rounds = hook,
   on_round = function(s) print(dagger.records.table(s)) end,
   agent = { workers = plan.at_once, backend = backend, sandbox = sandbox, start_concurrency = plan.starts_at_once,
     step_limit = o.step_limit, cost_limit = o.cost_limit, token_limit = o.token_limit,

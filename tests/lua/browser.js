@@ -6,7 +6,12 @@
 //   node browser.js SCRIPT.json
 // SCRIPT.json: {"steps": [{"goto": URL}, {"eval": "js expression"},
 //   {"click": "css selector"}, {"type": "text"}, {"key": "j"},
-//   {"screenshot": "out.png"}, {"requests": true}]}. Prints one JSON line: {"results": [...]}
+//   {"screenshot": "out.png"}, {"requests": true},
+//   {"key": "l", "nav": "js condition"} (and a click's "nav"): the key or
+//   the click, then wait (10 s at most) for a new page loaded where the
+//   condition holds (redirects on the way are passed: the old page is
+//   marked, a new one is not)]}.
+//   Prints one JSON line: {"results": [...]}
 // (an eval's value; a screenshot's {bytes, colors, nonwhite}: distinct
 // colours and the share of pixels that are not white, from the PNG
 // decoded here; requests: every URL the page asked for since the last
@@ -164,6 +169,16 @@ async function main() {
     if (r.exceptionDetails) throw new Error('eval: ' + (r.exceptionDetails.exception && r.exceptionDetails.exception.description || r.exceptionDetails.text));
     return r.result.value;
   };
+  // a new page (not the one marked before the action) loaded, where cond holds
+  const settle = async (what, cond) => {
+    for (let i = 0; i < 400; i++) {
+      await sleep(25);
+      try {
+        if (await evaluate('!window.__rockOld && document.readyState === "complete" && !!(' + cond + ')')) return;
+      } catch (e) { /* between two pages */ }
+    }
+    throw new Error(what + ': no page loaded where ' + cond);
+  };
   await send('Page.enable');
   await send('Network.enable');
   const results = [];
@@ -177,19 +192,23 @@ async function main() {
     } else if (s.eval !== undefined) {
       results.push(await evaluate(s.eval));
     } else if (s.click) {
+      if (s.nav) await evaluate('window.__rockOld = 1');
       const r = await evaluate('(function(){var e=document.querySelector(' + JSON.stringify(s.click) +
         ');if(!e)return null;e.scrollIntoView({block:"center"});var b=e.getBoundingClientRect();return [b.x+b.width/2,b.y+b.height/2];})()');
       if (!r) throw new Error('click: no element ' + s.click);
       for (const type of ['mousePressed', 'mouseReleased']) {
         await send('Input.dispatchMouseEvent', { type, x: r[0], y: r[1], button: 'left', clickCount: 1 });
       }
+      if (s.nav) await settle('click ' + s.click, s.nav);
       results.push(true);
     } else if (s.type !== undefined) {
       await send('Input.insertText', { text: s.type });
       results.push(true);
     } else if (s.key) {
+      if (s.nav) await evaluate('window.__rockOld = 1');
       await send('Input.dispatchKeyEvent', { type: 'keyDown', key: s.key, text: s.key });
       await send('Input.dispatchKeyEvent', { type: 'keyUp', key: s.key });
+      if (s.nav) await settle('key ' + s.key, s.nav);
       results.push(true);
     } else if (s.screenshot) {
       const shot = await send('Page.captureScreenshot', { format: 'png' });

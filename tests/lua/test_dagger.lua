@@ -3,11 +3,15 @@
 -- the oracle teacher (beta0 1, exp decay 0.5, a fixed seed) against an
 -- independent simulation of the mixture's rule; beta 0 is the student's
 -- own run, beta 1 the teacher's; finish-only drops exactly the
--- non-finish; the recipe killed with kill -9, or Ctrl-C, mid-round then --resume; a
+-- non-finish; the recipe killed with kill -9, or Ctrl-C, mid-round then --resume
+-- (at beta 0, and at a beta that mixes: the same records as a run never
+-- killed, the wall time of both runs); a
 -- model student and teacher on the fake OpenAI server, the teacher
--- unreachable mid-round; the between-rounds hook; --dry-run's plan; the
--- rounds across three `rock serve` nodes (--nodes). Graded runs of the
--- demo tasks in docker: test_engine_dagger.lua.
+-- unreachable mid-round; the between-rounds hook, a command and a Lua
+-- file; a replay teacher and a Lua schedule (@FILE.lua); model policies in
+-- text mode under the linear schedule; the flags that cannot work said in
+-- one line; --dry-run's plan; the rounds across three `rock serve` nodes
+-- (--nodes). Graded runs of the demo tasks in docker: test_engine_dagger.lua.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -145,6 +149,16 @@ T.test("beta schedules: exp, linear, const, a function; out of [0, 1] refused", 
   T.ok(not ok and err.code == "invalid_argument", "beta 2 refused")
   ok, err = pcall(s.new, "cosine", {})
   T.ok(not ok and err.code == "invalid_argument", "an unknown schedule refused")
+end)
+
+T.test("the round's table shows a number that is not whole as it is (a model's usage may give one), never an error", function()
+  local s = dagger.records.summary(1, 0.5, {}, { turns = 3, by = { teacher = 1, student = 2 }, agree = 1, added = 3, dropped = 0,
+    dropped_trajectories = {} }, nil, 1.25)
+  s.policies.student.tokens, s.policies.teacher.calls = 1.5, 2.0
+  local t = dagger.records.table(s)
+  T.match(t, "student +0 calls, 1%.5 tokens")
+  T.match(t, "teacher +2 calls, 0 tokens")
+  T.match(t, "turns +3: teacher 1, student 2")
 end)
 
 T.test("budgets: the defaults give 20 per node, memory binding; --dry-run says so and starts nothing", function()
@@ -423,6 +437,7 @@ T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no 
   if sig == "INT" then T.eq(#T.listdir(require("rock.state").sandboxes_dir()), 0, "Ctrl-C stopped its sandboxes") end
   local n_before, before = lines_of(r2)
   T.ok(n_before >= 1 and n_before < 4, "killed mid-round 2: " .. n_before)
+  T.ok(json.decode(read(out .. "/rounds/2/wall.json") or "{}").seconds_wall, "round 2's seconds so far kept")
   local r1_before = read(out .. "/rounds/1/trajectories.jsonl")
   local _, ok = T.sh(string.format("cd %s && %s %s %s --resume >>%s 2>&1", root, rock_exe, recipe, args, log))
   T.ok(ok, "the resumed run succeeds: " .. tostring(read(log)))
@@ -460,6 +475,54 @@ T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no 
   T.match(read(log), "dataset: 36 records")
 end)
 end
+
+T.test("kill -9 mid-round at a beta between 0 and 1, then --resume: the same draws and records as a run never killed; the wall time adds both runs", function()
+  local tasks = tasks_of("mixkill", 4)
+  local sf = replay_file(tasks, function() return { { tool = "bash", command = "sleep 0.5" }, { tool = "bash", command = "sleep 0.4" }, { tool = "submit" } } end)
+  local tf = replay_file(tasks, function() return { { tool = "bash", command = "sleep 0.45" }, { tool = "submit" } } end)
+  -- linear from 0.8: beta 0.8, 0.4, 0; seed 6 gives round 2 four turns of each policy, two tasks ending
+  -- finish and two budget (the teacher's script run out when drawn), so a draw repeated otherwise shows
+  local seed, betas = 6, { 0.8, 0.4, 0 }
+  local s_act = { { tool = "bash", command = "sleep 0.5" }, { tool = "bash", command = "sleep 0.4" }, { tool = "submit" } }
+  local t_act = { { tool = "bash", command = "sleep 0.45" }, { tool = "submit" } }
+  local by, ends = { teacher = 0, student = 0 }, {}
+  for _, t in ipairs(tasks) do
+    local sim, reason = simulate(s_act, t_act, betas[2], seed, 2, t.instance_id)
+    for _, st in ipairs(sim) do by[st.by] = by[st.by] + 1 end
+    ends[#ends + 1] = reason
+  end
+  T.eq(json.encode({ by.teacher, by.student, table.concat(ends, ",") }), json.encode({ 4, 4, "finish,budget,finish,budget" }), "round 2 mixes")
+  local out = out_dir()
+  local args = string.format("--instances %s --out %s --student replay --student-replay %s --teacher replay --teacher-replay %s "
+    .. "--rounds 3 --beta-schedule linear --beta0 0.8 --seed %d --backend local --workers 1 --no-eval", tasks_file(tasks), out, sf, tf, seed)
+  local log, rc_file = root .. "/mixkill.log", root .. "/mixkill.rc"
+  local pid = start_recipe_rc(args, log, rc_file)
+  local r2 = out .. "/rounds/2/trajectories.jsonl"
+  T.ok(wait_until(function() return lines_of(r2) >= 1 end, 90), "round 2 began: " .. tostring(read(log)))
+  T.sh("kill -9 " .. pid)
+  T.ok(wait_until(function() return read(rc_file) end, 30), "the run ended")
+  T.eq(read(rc_file), "137\n")
+  local n_before = lines_of(r2)
+  T.ok(n_before >= 1 and n_before < 4, "killed mid-round 2: " .. n_before)
+  local before = json.decode(read(out .. "/rounds/2/wall.json")).seconds_wall
+  T.ok(before >= 0.4, "round 2's seconds before the kill kept (a task of a sleep or more): " .. before)
+  local _, ok = T.sh(string.format("cd %s && %s %s %s --resume >>%s 2>&1", root, rock_exe, recipe, args, log))
+  T.ok(ok, "the resumed run succeeds: " .. tostring(read(log)))
+  -- the same rounds never killed (the library, three workers: the order differs, the draws do not)
+  local _, ref = run(tasks, { rounds = 3, seed = seed, schedule = dagger.schedule.new("linear", { beta0 = 0.8, rounds = 3 }),
+    student = rock.agent.policy("replay", { replay = sf }), teacher = rock.agent.policy("replay", { replay = tf }) })
+  for r = 1, 3 do
+    local a = jsonl(string.format("%s/rounds/%d/dataset.jsonl", out, r))
+    T.ok(#a >= 8, "round " .. r .. " has its records")
+    T.eq(canon(a), canon(jsonl(string.format("%s/rounds/%d/dataset.jsonl", ref, r))), "round " .. r .. "'s records, line for line")
+  end
+  T.eq(canon(jsonl(out .. "/dataset.jsonl")), canon(jsonl(ref .. "/dataset.jsonl")), "the aggregated dataset")
+  local s2 = json.decode(read(out .. "/rounds/2/summary.json"))
+  T.eq(s2.executed_by.teacher, 4); T.eq(s2.executed_by.student, 4); T.eq(s2.records.dropped_trajectories.budget, 2)
+  -- at least one task (a sleep of 0.4 s or more) ran after the resume, beside the part before the kill
+  T.ok(s2.seconds_wall >= before + 0.4, string.format("round 2's wall time %.2f adds the %.2f before the kill", s2.seconds_wall, before))
+  T.ok(io.open(out .. "/rounds/2/wall.json") == nil, "wall.json gone once the summary holds the total")
+end)
 
 T.test("the recipe with model policies: --student-model 'stu-r{round}' names each round's model; the hook between", function()
   local tasks = tasks_of("rmodel", 1)
@@ -516,6 +579,105 @@ T.test("a hook that fails ends the run (exit 1, said); --resume runs it again, t
   T.match(log, "dataset: 8 records")
 end)
 
+T.test("the recipe's flags that cannot work: one line each, exit 2, nothing started", function()
+  local tf = tasks_file(tasks_of("flags", 1))
+  local bad2 = root .. "/beta2.lua"
+  write(bad2, "return function(r) return r * 2 end\n")
+  write(root .. "/notfn.lua", "return 3\n")
+  local out = root .. "/flags-out"
+  for _, c in ipairs({
+    { "--beta-schedule cosine", "dagger_eval: %-%-beta%-schedule: expected exp, linear, const or @FILE%.lua .*got cosine" },
+    { "--beta-schedule @" .. root .. "/none.lua", "dagger_eval: %-%-beta%-schedule: cannot open .*none%.lua" },
+    { "--beta-schedule @" .. root .. "/notfn.lua", "dagger_eval: %-%-beta%-schedule: .*notfn%.lua returns a number, not a function" },
+    { "--beta-schedule @" .. bad2, "dagger_eval: %-%-beta%-schedule @.*beta2%.lua: beta schedule: round 1 gives 2, not a number in %[0, 1%]" },
+    { "--beta-schedule const --beta0 1.5", "dagger_eval: %-%-beta%-schedule const: beta schedule: round 1 gives 1%.5" },
+    { "--teacher replay", "dagger_eval: %-%-teacher replay needs %-%-teacher%-replay FILE" },
+    { "--teacher replay --teacher-replay " .. root .. "/none.jsonl", "dagger_eval: the teacher %(%-%-teacher replay%): replay: cannot open" },
+    { "--student bogus", "dagger_eval: the student %(%-%-student bogus%): unknown policy bogus" },
+    { "--student oracle --between-rounds @" .. root .. "/none.lua", "dagger_eval: %-%-between%-rounds: cannot open" },
+    { "--sandbox-memory-gb 400", "dagger_eval: budget: a sandbox .* does not fit a node" },
+  }) do
+    local log, ok, code = T.sh(string.format("cd %s && %s %s --instances %s --out %s --backend local %s 2>&1; echo rc=$?",
+      root, rock_exe, recipe, tf, out, c[1]))
+    T.match(log, "\nrc=2\n$", c[1] .. ": exit 2")
+    T.match(log, "^" .. c[2], c[1])
+    local n = select(2, log:gsub("\n", ""))
+    T.eq(n, 2, c[1] .. ": one line (and the exit status): " .. log)
+    T.ok(io.open(out, "rb") == nil, c[1] .. ": nothing made in --out")
+  end
+end)
+
+T.test("the recipe with a replay teacher, a Lua schedule and a Lua hook (@FILE.lua): the rounds as the function says", function()
+  local tasks = tasks_of("lua", 2)
+  local sf, tf = replay_file(tasks, student_actions), replay_file(tasks, oracle_actions)
+  local sched, hook, hook_log = root .. "/sched.lua", root .. "/hook.lua", root .. "/lua-hook.log"
+  -- R is the schedule's second argument: 0 then 1 only when it is 2
+  write(sched, "return function(r, R) if R ~= 2 then return 0.5 end return r == 1 and 0 or 1 end\n")
+  write(hook, string.format("local log = %q\nreturn function(r, path, summary)\n" ..
+    "  local f = assert(io.open(log, 'a'))\n  f:write(r, ' ', path, ' ', summary.round, ' ', summary.total, ' ', summary.executed_by.student, '\\n')\n" ..
+    "  f:close()\nend\n", hook_log))
+  local out = out_dir()
+  local args = string.format("--instances %s --out %s --student replay --student-replay %s --teacher replay --teacher-replay %s "
+    .. "--rounds 2 --beta-schedule @%s --between-rounds @%s --backend local --no-eval", tasks_file(tasks), out, sf, tf, sched, hook)
+  local log, ok = T.sh(string.format("cd %s && %s %s %s --dry-run 2>&1", root, rock_exe, recipe, args))
+  T.ok(ok, log)
+  T.match(log, "beta %(@.*sched%.lua%): 0, 1;")
+  log, ok = T.sh(string.format("cd %s && %s %s %s 2>&1", root, rock_exe, recipe, args))
+  T.ok(ok, log)
+  local s1 = json.decode(read(out .. "/rounds/1/summary.json"))
+  local s2 = json.decode(read(out .. "/rounds/2/summary.json"))
+  T.eq(s1.beta, 0); T.eq(s2.beta, 1)
+  T.eq(s1.executed_by.teacher, 0); T.eq(s1.executed_by.student, 5) -- the students' 3 and 2 actions
+  T.eq(s2.executed_by.student, 0); T.eq(s2.executed_by.teacher, 4) -- the teacher's 2 each
+  T.eq(s2.by_reason.finish, 2)
+  -- the replay teacher's labels: its file's actions, in order
+  for _, line in ipairs(jsonl(out .. "/rounds/2/dataset.jsonl")) do
+    T.eq(tools.key(line.teacher_action), tools.key(oracle_actions()[line.turn]), line.episode_id .. " turn " .. line.turn)
+  end
+  T.eq(read(hook_log), string.format("1 %s/dataset.jsonl 1 2 5\n", out), "the Lua hook ran once, after round 1, given the path and summary")
+  -- a Lua hook that raises ends the run: said in one line, exit 1
+  write(hook, "return function(r) error('trainer down after round ' .. r, 0) end\n")
+  local out2 = out_dir()
+  log, ok = T.sh(string.format("cd %s && %s %s %s 2>&1", root, rock_exe, recipe, args:gsub(out:gsub("%p", "%%%0"), out2)))
+  T.ok(not ok, log)
+  T.match(log, "\ndagger_eval: trainer down after round 1\n$")
+  T.ok(not log:find("stack traceback", 1, true), log)
+  T.ok(io.open(out2 .. "/rounds/2/trajectories.jsonl") == nil, "round 2 did not start")
+end)
+
+T.test("the recipe with model policies in text mode and the linear schedule: beta 1 then 0, a ```bash block a turn", function()
+  local tasks = tasks_of("text", 1)
+  local function script(word)
+    local act, done = "```bash\necho " .. word .. "\n```", "```bash\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"
+    return { F.reply(act), F.reply(done), F.reply(act), F.reply(done) }
+  end
+  local student_srv, teacher_srv = F.start(script("stu")), F.start(script("tea"))
+  local out = out_dir()
+  local log, ok = T.sh(string.format("cd %s && %s %s --instances %s --out %s --student model --student-base-url %s "
+    .. "--student-model s --teacher model --teacher-base-url %s --teacher-model t --mode text --rounds 2 "
+    .. "--beta-schedule linear --beta0 1 --backend local --no-eval 2>&1",
+    root, rock_exe, recipe, tasks_file(tasks), out, student_srv.url, teacher_srv.url))
+  local sreq, treq = student_srv.requests(), teacher_srv.requests()
+  student_srv.stop(); teacher_srv.stop()
+  T.ok(ok, log)
+  T.match(log, "round 1 %(beta 1%)"); T.match(log, "round 2 %(beta 0%)")
+  T.eq(#sreq, 4); T.eq(#treq, 4)
+  for _, q in ipairs(sreq) do T.eq(q.body.tools, nil, "text mode: no tools offered") end
+  -- round 1 ran the teacher's block, round 2 the student's: the history both saw says so
+  T.match(sreq[2].body.messages[3].content, "echo tea"); T.eq(sreq[2].body.messages[4].role, "user")
+  T.match(treq[4].body.messages[3].content, "echo stu")
+  local want = { { "teacher", "echo tea" }, { "teacher", "echo COMPLETE" }, { "student", "echo stu" }, { "student", "echo COMPLETE" } }
+  local lines = jsonl(out .. "/dataset.jsonl")
+  T.eq(#lines, 4)
+  for i, line in ipairs(lines) do
+    T.eq(line.executed_by, want[i][1], "record " .. i)
+    local exec = line.executed_by == "teacher" and line.teacher_action or line.student_action
+    T.eq(exec.tool, "bash"); T.match(exec.command, "^" .. want[i][2])
+    T.eq(line.agree, line.turn == 2, "they agree on the submit only")
+    T.eq(line.termination_reason, "finish")
+  end
+end)
+
 T.test("the two rounds across three rock serve nodes (--nodes): spread over them, the same records as one machine", function()
   local home = root .. "/nodes"
   local nodes, urls = {}, {}
@@ -554,6 +716,57 @@ T.test("the two rounds across three rock serve nodes (--nodes): spread over them
   end
   T.eq(n_on, 3, "spread over the three nodes: " .. json.encode(on))
   for _, u in ipairs(urls) do T.ok(on[u], "node " .. u .. " ran some: " .. json.encode(on)) end
+  -- the same rounds on this machine (the library, the local backend): the same records, line for line
+  local here_out = out_dir()
+  run(tasks, { out = here_out, rounds = 2, seed = 7, student = rock.agent.policy("replay", { replay = rf }),
+    teacher = rock.agent.policy("oracle") })
+  for r = 1, 2 do
+    local a = jsonl(string.format("%s/rounds/%d/dataset.jsonl", out, r))
+    T.ok(#a > 10, "records written")
+    T.eq(canon(a), canon(jsonl(string.format("%s/rounds/%d/dataset.jsonl", here_out, r))), "round " .. r .. "'s records, line for line")
+  end
+  T.eq(canon(jsonl(out .. "/dataset.jsonl")), canon(jsonl(here_out .. "/dataset.jsonl")), "the aggregated dataset, line for line")
+end)
+
+T.test("on a fleet, --concurrency is per node: with 1, no node has two starts in flight, even packed", function()
+  -- a rocklet that takes a second to come up: a start is long enough to be seen in flight
+  local slow = root .. "/slow-rocklet"
+  write(slow, "#!/bin/sh\nsleep 1\nexec '" .. rock.core.rocklet_path() .. "' \"$@\"\n")
+  T.sh("chmod +x " .. slow)
+  local nodes, urls = {}, {}
+  for i = 1, 2 do
+    T.sh("mkdir -p " .. root .. "/pn/n" .. i)
+    -- two sandboxes of 4 CPU / 16 GB a node; the node itself would start four at once
+    nodes[i] = S.start{ backend = "local", home = root .. "/pn/n" .. i, env = "ROCK_ROCKLET=" .. slow,
+      args = { "--budget-cpu", "8", "--budget-memory-gb", "32", "--max-starting", "4" } }
+    urls[i] = nodes[i].url
+  end
+  local tasks = tasks_of("pernode", 4)
+  local out = out_dir()
+  local log, rc_file = root .. "/pernode.log", root .. "/pernode.rc"
+  -- pack: the most used node that fits, so the run's two starts at once (2 nodes x 1) would both go to one
+  start_recipe_rc(string.format("--instances %s --out %s --student oracle --teacher oracle --rounds 1 --no-eval --nodes %s "
+    .. "--node-cpu 8 --node-memory-gb 32 --concurrency 1 --strategy pack", tasks_file(tasks), out, table.concat(urls, ",")), log, rc_file)
+  local most, polls = { 0, 0 }, 0
+  local ok, err = pcall(function()
+    while not read(rc_file) do
+      for i, n in ipairs(nodes) do
+        local env = n.get("node")
+        local r = env.result or {}
+        most[i] = math.max(most[i], (r.starting or 0) + (r.waiting_to_start or 0) + (r.queued or 0))
+      end
+      polls = polls + 1
+      rock.sleep(0.05)
+    end
+  end)
+  for _, n in ipairs(nodes) do n.kill("TERM"); n.wait() end
+  if not ok then error(err, 0) end
+  T.eq(read(rc_file), "0\n", "the run: " .. tostring(read(log)))
+  T.ok(polls >= 20, "polled the nodes throughout: " .. polls)
+  T.eq(json.encode(most), json.encode({ 1, 1 }), "starts in flight per node, at most")
+  local on = {}
+  for _, tr in ipairs(jsonl(out .. "/rounds/1/trajectories.jsonl")) do on[tr.sandbox.node] = (on[tr.sandbox.node] or 0) + 1 end
+  T.ok(on[urls[1]] and on[urls[2]], "both nodes started some: " .. json.encode(on))
 end)
 
 T.sh("rm -rf " .. root)

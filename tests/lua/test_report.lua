@@ -2,12 +2,15 @@
 -- headless Chromium (browser.lua): a trajectory holding <script>, an
 -- <img onerror>, a fake sk- key, a bearer token and a secret of the
 -- environment renders escaped (nothing runs) and redacted (no file of the
--- report holds them); a torn last line and a missing eval log render
+-- report holds them); the counts by reason and by exit status; a torn
+-- last line and a missing eval log render
 -- marked; a start failure is listed with its error and its sandbox's
 -- phases; --instances adds the gold patch and the tasks not run yet; the
--- table sorts and filters; no page fetches anything but itself, from
+-- table sorts and filters, h/l follow its view; no page fetches anything but itself, from
 -- file:// and from a static HTTP host, and none renders blank; a DAgger
--- run's rounds are tabled and plotted.
+-- run's rounds are tabled and plotted; numbers that are not whole or not
+-- finite render; the redaction count is exact (run.json's marked flag and
+-- text already redacted are not counted again).
 local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
 local B = dofile(arg[0]:match("(.*/)") .. "browser.lua")
 local json = require "rock.json"
@@ -167,7 +170,13 @@ T.test("in the browser: torn line, missing log, start failure, pending task", fu
     { eval = "document.getElementById('step-1').innerText" },
     { ["goto"] = B.url(site .. "/t/evil-1.html") },
     { eval = "!!document.getElementById('test-log')" },
+    { ["goto"] = B.url(site .. "/index.html") },
+    { eval = "['by-reason', 'by-exit'].map(function(id){return Array.from(document.querySelectorAll('#'+id+' tbody tr'))" ..
+             ".map(function(r){return Array.from(r.cells).map(function(c){return c.innerText}).join(' ')}).join(' | ')})" },
   }
+  -- the two count tables: the four trajectories (not the torn line, not the pending task) by their end
+  T.eq(r[12][1], "aborted 1 25.0% | finish 3 75.0%", "by termination reason")
+  T.eq(r[12][2], "Submitted 3 75.0% | sandbox_start_failed 1 25.0%", "by exit status")
   T.eq(r[2], "evil-1=resolved lost-1=unresolved nostart-1=error inplace-1=error (line 5)=torn/torn later-1=pending")
   T.eq(r[3][1], true, "the torn note")
   T.match(r[3][2], "nostart%-1: sandbox_start_failed image <b>not</b> found")
@@ -208,8 +217,8 @@ T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
     { ["goto"] = B.url(site .. "/t/evil-1.html") },
     { key = "j" }, { key = "j" }, { key = "j" }, { eval = "[location.hash, document.getElementById('pos').textContent]" },
     { key = "k" }, { eval = "location.hash" },
-    { key = "l" }, { sleep = 300 }, { eval = "location.pathname.replace(/.*\\//, '')" },
-    { key = "h" }, { sleep = 300 }, { eval = "location.pathname.replace(/.*\\//, '')" },
+    { key = "l", nav = "location.pathname.indexOf('/t/') >= 0" }, { eval = "location.pathname.replace(/.*\\//, '')" },
+    { key = "h", nav = "location.pathname.indexOf('/t/') >= 0" }, { eval = "location.pathname.replace(/.*\\//, '')" },
     { click = "#stepnav a[href='#step-2']" }, { sleep = 100 },
     { eval = "[location.hash, document.querySelector('.step.cur').id, document.getElementById('pos').textContent, " ..
              "Array.from(document.querySelectorAll('#stepnav a')).map(function(a){return a.className}).join(' ')]" },
@@ -217,9 +226,46 @@ T.test("trajectory pages: j/k move between steps, h/l between tasks", function()
   T.eq(r[5][1], "#step-2", "j stops at the last step")
   T.eq(r[5][2], "step 2 of 2")
   T.eq(r[7], "#step-1")
-  T.eq(r[10], "lost-1.html")
-  T.eq(r[13], "evil-1.html")
-  T.eq(json.encode(r[16]), json.encode({ "#step-2", "step-2", "step 2 of 2", "rc0 rc0" }), "the navigator's link to step 2")
+  T.eq(r[9], "lost-1.html", "l: the next in the file's order (the page was not opened from a view)")
+  T.eq(r[11], "evil-1.html")
+  T.eq(json.encode(r[14]), json.encode({ "#step-2", "step-2", "step 2 of 2", "rc0 rc0" }), "the navigator's link to step 2")
+end)
+
+T.test("h/l follow the index's view a page was opened from: its sort, its filter; at the end they stay", function()
+  local here = "location.pathname.replace(/.*\\//, '')"
+  local function nav(k) return { key = k, nav = "location.pathname.indexOf('/t/') >= 0" } end
+  local r = B.run{
+    -- cost descending: lost-1 evil-1 inplace-1 nostart-1 (line 5) later-1 (pending: no page)
+    { ["goto"] = B.url(site .. "/index.html", "#sort=cost&dir=desc") },
+    { click = "#tasks a[href^='t/evil-1.html']", nav = "location.pathname.indexOf('/t/') >= 0" }, { eval = "[" .. here .. ", location.hash]" },
+    nav("l"), { eval = here },
+    { key = "j" }, { eval = "location.hash" },
+    nav("l"), { eval = here },
+    nav("l"), { eval = here },
+    nav("l"), { eval = here },
+    nav("h"), nav("h"), nav("h"), nav("h"), { eval = here },
+    nav("h"), { eval = here },
+    -- a filter: status error is nostart-1 inplace-1, in file order
+    { ["goto"] = B.url(site .. "/index.html", "#status=error") },
+    { click = "#tasks a[href^='t/nostart-1.html']", nav = "location.pathname.indexOf('/t/') >= 0" },
+    nav("l"), { eval = here },
+    nav("l"), { eval = here },
+    nav("h"), { eval = here },
+    { ["goto"] = B.url(site .. "/index.html", "#status=error") }, { eval = "document.getElementById('shown').textContent" },
+  }
+  T.eq(r[3][1], "evil-1.html")
+  T.eq(r[3][2], "#view=" .. "sort%3Dcost%26dir%3Ddesc", "the link carries the view")
+  T.eq(r[5], "inplace-1.html", "l: the next in cost order (the file's would be lost-1)")
+  T.eq(r[7], "#step-1&view=sort%3Dcost%26dir%3Ddesc", "j keeps the view")
+  T.eq(r[9], "nostart-1.html")
+  T.eq(r[11], "_line_5_.html", "a torn line's page is in the order too")
+  T.eq(r[13], "_line_5_.html", "at the end (later-1 has no page): it stays")
+  T.eq(r[18], "lost-1.html", "h back to the first")
+  T.eq(r[20], "lost-1.html", "before the first: it stays")
+  T.eq(r[24], "inplace-1.html", "l in the filtered view")
+  T.eq(r[26], "inplace-1.html", "the filtered view's end")
+  T.eq(r[28], "nostart-1.html")
+  T.eq(r[30], "2 of 6 shown", "the index's view is as it was")
 end)
 
 T.test("from a static host (python3's http.server): the same pages work, fetching only themselves", function()
@@ -228,7 +274,7 @@ T.test("from a static host (python3's http.server): the same pages work, fetchin
   local pid = T.sh(string.format("cd %s && { python3 -u -m http.server 0 --bind 127.0.0.1 >%s 2>&1 & echo $!; }", q(site), q(log)))
     :gsub("%s+$", "")
   local port
-  for _ = 1, 100 do
+  for _ = 1, 600 do -- python3 starting on a loaded machine: up to 30 s
     port = (T.read(log) or ""):match("port (%d+)")
     if port then break end
     rock.sleep(0.05)
@@ -240,16 +286,20 @@ T.test("from a static host (python3's http.server): the same pages work, fetchin
       { ["goto"] = base .. "/index.html#status=resolved" },
       { requests = true },
       { eval = "Array.from(document.querySelectorAll('#tasks tbody tr:not([hidden])')).map(function(r){return r.dataset.id}).join(' ')" },
-      { click = "#tasks a[href='t/evil-1.html']" }, { sleep = 300 },
+      { click = "#tasks a[href^='t/evil-1.html']", nav = "location.pathname.indexOf('/t/') >= 0" },
       { requests = true },
       { eval = "[location.pathname, document.querySelectorAll('.step').length]" },
-      { key = "l" }, { sleep = 300 }, { eval = "location.pathname" },
+      { key = "l", nav = "location.pathname.indexOf('/t/') >= 0" }, { eval = "location.pathname" },
+      { ["goto"] = base .. "/index.html#status=error" },
+      { click = "#tasks a[href^='t/nostart-1.html']", nav = "location.pathname.indexOf('/t/') >= 0" },
+      { key = "l", nav = "location.pathname.indexOf('/t/') >= 0" }, { eval = "location.pathname" },
     }
     T.eq(json.encode(r[2]), json.encode({ base .. "/index.html" }), "the index fetched only itself")
     T.eq(r[3], "evil-1", "the deep link's filter")
-    T.eq(json.encode(r[6]), json.encode({ base .. "/index.html", base .. "/t/evil-1.html" }), "the page fetched only itself")
-    T.eq(json.encode(r[7]), json.encode({ "/t/evil-1.html", 2 }))
-    T.eq(r[10], "/t/lost-1.html", "l: the next task")
+    T.eq(json.encode(r[5]), json.encode({ base .. "/index.html", base .. "/t/evil-1.html" }), "the page fetched only itself")
+    T.eq(json.encode(r[6]), json.encode({ "/t/evil-1.html", 2 }))
+    T.eq(r[8], "/t/evil-1.html", "l: the only resolved task, the view's end: it stays")
+    T.eq(r[12], "/t/inplace-1.html", "l: the next error task")
   end)
   T.sh("kill " .. pid)
   if not ok then error(err, 0) end
@@ -316,9 +366,10 @@ T.test("a DAgger run: per-round resolved, agreement and intervention; a round st
   T.write(d .. "/rounds/2/dataset.jsonl", turns(2, 0.5, { { "a", true, { { "student", true }, { "teacher", true } } },
     { "b", true, { { "student", true }, { "student", false } } } }) .. '{"task_id":"b","tu')
   T.write(d .. "/rounds/2/trajectories.jsonl", traj("a", {}) .. "\n")
-  -- round 3: running, its trajectories so far
+  -- round 3: running, its trajectories so far and the agent's summary.json of them (not the round's: no `complete`)
   T.write(d .. "/rounds/3/trajectories.jsonl", traj("a", { patch = "diff --git a/a b/a\n+a\n", eval = { status = "resolved", resolved = true } }) .. "\n" ..
     traj("b", { patch = "diff --git a/b b/b\n+b\n", eval = { status = "unresolved", resolved = false } }) .. "\n")
+  T.write(d .. "/rounds/3/summary.json", json.encode({ total = 2, resolved = 1, by_reason = { finish = 2 } }) .. "\n")
   local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d))
   T.ok(good, o)
   local r = B.run{
@@ -330,12 +381,54 @@ T.test("a DAgger run: per-round resolved, agreement and intervention; a round st
   }
   T.eq(r[2][1], "1 1 3 1 (33.3%) 4 25.0% 100.0% 2 2 12.5 0", "round 1: its summary.json")
   T.eq(r[2][2], "2 0.5 2 2 (100.0%) 4 75.0% 25.0% - - - 1", "round 2: counted from its dataset")
-  T.eq(r[2][3], "3 running (no dataset yet)")
+  T.eq(r[2][3], "3 running (2 task(s) done, no dataset yet)", "the agent's summary.json is not the round's")
   T.eq(r[3], "a=resolved b=unresolved", "the latest round's tasks")
   T.eq(r[4], true, "says whose tasks they are")
   T.eq(#r[5], 6, "three bars a finished round: " .. json.encode(r[5]))
   T.eq(r[5][1], "round 1 resolved: 33.3%")
   T.eq(r[5][6], "round 2 intervention (teacher executed): 25.0%")
+end)
+
+T.test("numbers that are not whole (tokens 1.5, a round's counts), or not finite (1e400), render: the report is not stopped", function()
+  local d = tmp .. "/odd"
+  os.execute("mkdir -p " .. q(d .. "/rounds/1"))
+  -- 1e400 is JSON: it decodes to infinity
+  T.write(d .. "/trajectories.jsonl", traj("odd-1", { steps = { { action = { tool = "submit" }, exit_code = 0, tokens = 2.5 } },
+    model_stats = { tokens_sent = 1.5, tokens_received = 2, instance_cost = 0.25, api_calls = 1.5 } }):gsub('"total":6', '"total":1e400') .. "\n" ..
+    traj("odd-2", { model_stats = { tokens_sent = 1e20, tokens_received = 0 } }) .. "\n")
+  T.write(d .. "/run.json", json.encode({ recipe = "x.lua", started = 1.5e300, flags = { workers = 2.5 } }) .. "\n")
+  T.write(d .. "/rounds/1/summary.json", json.encode({ round = 1, beta = 0.5, total = 2.5, resolved = 1.5, turns = 7.25, agreed = 1,
+    executed_by = { teacher = 3.5 }, records = { added = 3.5, dropped = 0.5 }, seconds_wall = 2, complete = true }) .. "\n")
+  local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d) .. " 2>&1")
+  T.ok(good, o)
+  local index = T.read(d .. "/report/index.html")
+  T.match(index, 'data%-id="odd%-1"[^>]* data%-tokens="3%.5"', "tokens 1.5 + 2")
+  T.match(index, '<td class="n">3%.5</td>', "and its cell")
+  T.match(index, 'data%-id="odd%-2"[^>]* data%-tokens="1e%+20"', "a whole number past 2^63")
+  T.match(index, 'data%-id="odd%-1"[^>]* data%-secs=""', "infinite seconds: no value")
+  T.match(index, '<tr data%-round="1"><td>1</td><td class="n">0%.5</td><td class="n">2%.5</td><td class="n">1%.5 %(60%.0%%%)</td>' ..
+    '<td class="n">7%.25</td>', "the round's counts as they are")
+  T.match(index, '<td class="n">3%.5</td><td class="n">0%.5</td><td class="n">2%.0</td>', "records added and dropped, seconds")
+  local page = T.read(d .. "/report/t/odd-1.html")
+  T.match(page, "2%.5 tokens", "the step's tokens")
+  T.match(page, "1%.5 calls", "the calls")
+end)
+
+T.test("the redaction count: run.json's marked secret flag is no secret, a value already redacted is not counted again, the index's own are", function()
+  local d = tmp .. "/count"
+  os.execute("mkdir -p " .. q(d))
+  T.write(d .. "/trajectories.jsonl", traj("red-1", { messages = { { role = "user", content =
+    "key " .. KEY .. "; already [REDACTED] here; Authorization: [REDACTED]; sk-[REDACTED] too; GITHUB_TOKEN=[REDACTED]; Bearer [REDACTED]" } } }) .. "\n")
+  -- a recipe's run.json: a secret flag by its name only; another flag holding a key shape (shown in the index, redacted there)
+  T.write(d .. "/run.json", json.encode({ recipe = "x.lua", flags = { api_key = "[REDACTED]", workers = 2, note = "sk-index0123456789abcdef" } }) .. "\n")
+  local o, good = T.sh(q(T.rock_exe()) .. " report " .. q(d) .. " 2>&1")
+  T.ok(good, o)
+  T.match(o, " 2 redaction%(s%)", "the key on the page, the flag in the index")
+  T.match(T.read(d .. "/report/t/red-1.html"), "%(1 on this page%)")
+  local index = T.read(d .. "/report/index.html")
+  T.match(index, '<span id="redactions">2</span>', "the index counts its own too")
+  T.ok(not index:find("sk-index0123", 1, true), "the flag's key redacted in the index")
+  T.match(T.read(d .. "/report/t/red-1.html"), "already %[REDACTED%] here; Authorization: %[REDACTED%]; sk%-%[REDACTED%] too", "kept as it was")
 end)
 
 T.test("live: a task's page at once, the next within the window, by the timer", function()
@@ -360,6 +453,53 @@ T.test("live: a task's page at once, the next within the window, by the timer", 
   l:finish()
   T.ok(not T.read(d .. "/report/index.html"):find("still going", 1, true), "the final index")
   T.ok(not T.read(d .. "/report/index.html"):find("written last", 1, true), "the final count is over every page")
+end)
+
+T.test("live: the loader reads only what the run added (a line rewritten in place is not read again), as a whole load would otherwise", function()
+  local run_mod = require "rock.report.run"
+  local d = tmp .. "/incr"
+  os.execute("mkdir -p " .. q(d))
+  local path = d .. "/trajectories.jsonl"
+  local function append(s) local f = assert(io.open(path, "ab")); f:write(s); f:close() end
+  local function ids(r)
+    local out = {}
+    for _, t in ipairs(r.tasks) do out[#out + 1] = t.id .. "=" .. t.status end
+    return table.concat(out, " ") .. " torn " .. r.torn
+  end
+  T.write(tmp .. "/incr-inst.jsonl", json.encode({ instance_id = "one" }) .. "\n" .. json.encode({ instance_id = "three", patch = "g" }) .. "\n")
+  local l = run_mod.loader(d, { instances = tmp .. "/incr-inst.jsonl" })
+  local function both() -- the loader's view, and a whole load's
+    return ids(l:load()), ids(run_mod.load(d, { instances = tmp .. "/incr-inst.jsonl" }))
+  end
+  append(traj("one", { eval = { status = "resolved", resolved = true }, patch = "x" }) .. "\n")
+  local a, b = both()
+  T.eq(a, "one=resolved three=pending torn 0"); T.eq(a, b)
+  -- a line being written: torn for now, a task once it is whole
+  local two = traj("two", {})
+  append(two:sub(1, 40))
+  a, b = both()
+  T.eq(a, "one=resolved (line 2)=torn three=pending torn 1"); T.eq(a, b)
+  append(two:sub(41) .. "\n" .. traj("three", { patch = "y", eval = { status = "unresolved" } }) .. "\n")
+  a, b = both()
+  T.eq(a, "one=resolved two=empty three=unresolved torn 0"); T.eq(a, b)
+  T.eq(l:load().by_id.three.gold, "g", "the gold patch of a task that was pending")
+  -- a task run again (--resume after an interrupt): the last line counts
+  append(traj("one", { termination_reason = "aborted" }) .. "\n")
+  a, b = both()
+  T.eq(a, "two=empty three=unresolved one=error torn 0"); T.eq(a, b)
+  -- the first line rewritten in place (same size, same file): the loader does not read it again
+  local f = assert(io.open(path, "r+b"))
+  local first = f:read("l")
+  f:seek("set", 0)
+  f:write(("x"):rep(#first))
+  f:close()
+  a, b = both()
+  T.eq(a, "two=empty three=unresolved one=error torn 0", "what was read is kept")
+  T.eq(b, "(line 1)=torn two=empty three=unresolved one=error torn 1", "a whole load reads it")
+  -- the file replaced (a --resume rewrites it): read again whole
+  T.write(path, traj("two", {}) .. "\n")
+  a, b = both()
+  T.eq(a, "two=empty one=pending three=pending torn 0"); T.eq(a, b)
 end)
 
 T.test("a real start failure (local backend, no rocklet): its phases, listed, in the recipe's own report", function()

@@ -89,13 +89,19 @@ end
 --- opts: nodes (list, or a string for parse_nodes), strategy, sample,
 --- token (for nodes without their own; default ROCK_API_TOKEN),
 --- health_every, health_timeout (seconds), wait_timeout (seconds a start
---- waits for room; default: the start's startup_timeout, 60 unless given).
+--- waits for room; default: the start's startup_timeout, 60 unless given),
+--- max_starting (starts in flight per node from this pool, at most; a
+--- node's own --max-starting bounds it too).
 function M.pool(opts)
   if type(opts) ~= "table" then errors.raise("invalid_argument", "fleet.pool: expects a table of options") end
   local list = opts.nodes or os.getenv("ROCK_NODES")
   if type(list) == "string" then list = M.parse_nodes(list) end
   if type(list) ~= "table" or #list == 0 then
     errors.raise("invalid_argument", "fleet.pool: nodes is required (a list of URLs, --nodes or ROCK_NODES)")
+  end
+  local ms = opts.max_starting
+  if ms ~= nil and (math.type(ms) ~= "integer" or ms < 1) then
+    errors.raise("invalid_argument", "fleet.pool: max_starting must be a whole number from 1 up")
   end
   local self = setmetatable({
     set = placement.new{ strategy = opts.strategy, sample = opts.sample },
@@ -104,6 +110,7 @@ function M.pool(opts)
     health_every = task.check_seconds(opts.health_every or M.HEALTH_EVERY, "fleet.pool: health_every"),
     health_timeout = task.check_seconds(opts.health_timeout or M.HEALTH_TIMEOUT, "fleet.pool: health_timeout"),
     wait_timeout = task.check_seconds(opts.wait_timeout, "fleet.pool: wait_timeout", true),
+    max_starting = opts.max_starting,
     sandboxes = {}, -- sandbox_id -> the Sandbox, while it runs
   }, Pool)
   for _, v in ipairs(list) do
@@ -124,15 +131,15 @@ end
 
 -- One node's report, as placement.lua reads it: the node's budget and
 -- reservations; everything it is starting or holding in its own queue
--- counts against its start slots.
-local function placement_report(r)
+-- counts against its start slots, of which the pool may take fewer (cap).
+local function placement_report(r, cap)
   local b, res = r.budget or {}, r.reserved or {}
   return {
     healthy = r.healthy == true,
     budget = { cpus = b.cpus or 0, memory = b.memory or 0, gpus = b.gpus or 0 },
     reserved = { cpus = res.cpus or 0, memory = res.memory or 0, gpus = res.gpus or 0 },
     starting = (r.starting or 0) + (r.waiting_to_start or 0) + (r.queued or 0),
-    max_starting = r.max_starting,
+    max_starting = cap and math.min(r.max_starting or cap, cap) or r.max_starting,
   }
 end
 
@@ -151,7 +158,7 @@ function Pool:check(n)
   else
     n.up, n.failures = false, n.failures + 1
   end
-  self.set:update(n.url, n.up and placement_report(report) or nil)
+  self.set:update(n.url, n.up and placement_report(report, self.max_starting) or nil)
   if n.up and not was_up and next(n.orphans) then task.spawn(function() self:stop_orphans(n) end) end
   if was_up and not n.up then log.warn("fleet", "node %s drained: %s", n.url, tostring(n.why)) end
 end

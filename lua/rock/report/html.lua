@@ -40,13 +40,18 @@ pre{background:var(--pan);border:1px solid var(--bd);border-radius:4px;padding:6
 
 -- the index's table: sort by a column, filter by status and text; the
 -- state lives in the URL's hash (#sort=steps&dir=desc&status=resolved&q=x),
--- so a view is a deep link and the header clicks go through the same path
+-- so a view is a deep link and the header clicks go through the same path.
+-- A task's link carries the view (t/x.html#view=...), so h/l on its page
+-- come back here with go=next|prev&from=x and go on to the neighbour in
+-- the view's order (the rows with a page, data-file), or stay at the end.
 M.INDEX_JS = [[
 (function(){
 var tb=document.getElementById('tasks'),body=tb.tBodies[0],rows=Array.prototype.slice.call(body.rows);
 var st=document.getElementById('f-status'),q=document.getElementById('f-q'),shown=document.getElementById('shown');
 function parse(){var h={};location.hash.replace(/^#/,'').split('&').forEach(function(p){if(!p)return;var i=p.indexOf('=');
  h[decodeURIComponent(i<0?p:p.slice(0,i))]=i<0?'':decodeURIComponent(p.slice(i+1));});return h;}
+function ser(h){return Object.keys(h).map(function(x){return encodeURIComponent(x)+'='+encodeURIComponent(h[x]);}).join('&');}
+function page(file,view){return 't/'+file+'.html'+(view?'#view='+encodeURIComponent(view):'');}
 var keys=Array.prototype.map.call(tb.tHead.rows[0].cells,function(c){return c.dataset.k;});
 function apply(){var h=parse(),key=keys.indexOf(h.sort)>=0?h.sort:'',dir=h.dir==='desc'?-1:1,status=h.status||'',text=(h.q||'').toLowerCase();
  st.value=status;q.value=h.q||'';
@@ -56,35 +61,48 @@ function apply(){var h=parse(),key=keys.indexOf(h.sort)>=0?h.sort:'',dir=h.dir==
   var ks=rows.map(function(r,i){var v=r.getAttribute('data-'+key)||'';return {r:r,i:i,v:num?(v===''?-Infinity:+v):v};});
   ks.sort(function(a,b){var c=num?(a.v-b.v)*dir:(a.v<b.v?-dir:a.v>b.v?dir:0);return c||a.i-b.i;});
   list=ks.map(function(k){return k.r;});}
- var n=0,frag=document.createDocumentFragment();list.forEach(function(r){var ok=(!status||r.getAttribute('data-status')===status)&&
+ var n=0,frag=document.createDocumentFragment(),view=location.hash.replace(/^#/,'');list.forEach(function(r){var ok=(!status||r.getAttribute('data-status')===status)&&
   (!text||r.getAttribute('data-text').indexOf(text)>=0);
-  if(r.hidden===ok)r.hidden=!ok;if(ok)n++;frag.appendChild(r);});body.appendChild(frag);
+  if(r.hidden===ok)r.hidden=!ok;if(ok)n++;frag.appendChild(r);
+  var a=r.dataset.file&&r.querySelector('a[href]');if(a)a.setAttribute('href',page(r.dataset.file,view));});body.appendChild(frag);
  shown.textContent=n+' of '+rows.length+' shown';}
 function set(k,v){var h=parse();if(v)h[k]=v;else delete h[k];
- var s=Object.keys(h).map(function(x){return encodeURIComponent(x)+'='+encodeURIComponent(h[x]);}).join('&');
- history.replaceState(null,'','#'+s);apply();}
+ history.replaceState(null,'','#'+ser(h));apply();}
 tb.tHead.addEventListener('click',function(e){var c=e.target.closest('th');if(!c)return;var h=parse();
  if(h.sort===c.dataset.k){set('dir',h.dir==='desc'?'':'desc');}else{h.sort=c.dataset.k;delete h.dir;
- history.replaceState(null,'','#'+Object.keys(h).map(function(x){return encodeURIComponent(x)+'='+encodeURIComponent(h[x]);}).join('&'));apply();}});
+ history.replaceState(null,'','#'+ser(h));apply();}});
 st.addEventListener('change',function(){set('status',st.value);});
 q.addEventListener('input',function(){set('q',q.value);});
-window.addEventListener('hashchange',apply);apply();
+window.addEventListener('hashchange',apply);
+var h=parse();
+if(h.go&&h.from){var go=h.go,from=h.from;delete h.go;delete h.from;var view=ser(h);history.replaceState(null,'','#'+view);apply();
+ var vis=Array.prototype.filter.call(body.rows,function(r){return !r.hidden&&r.dataset.file;}).map(function(r){return r.dataset.file;});
+ var i=vis.indexOf(from),next=i<0?null:vis[i+(go==='prev'?-1:1)];
+ location.replace(page(next||from,view));return;}
+apply();
 })();
 ]]
 
 -- a trajectory page: j/k (or arrows) move between steps, h/l go to the
--- previous / next trajectory of the index
+-- previous / next trajectory: in the index's view the page was opened
+-- from (its hash's view=..., by way of the index), else in the file's
+-- order (the prev / next links). The hash: #step-N, then &view=...
 M.TRAJ_JS = [[
 (function(){
 var steps=Array.prototype.slice.call(document.querySelectorAll('.step')),cur=-1;
+var vm=/(?:^#|&)(view=[^&]*)/.exec(location.hash),view=vm?vm[1]:null;
+var file=decodeURIComponent(location.pathname.replace(/^.*\//,'').replace(/\.html$/,''));
 function go(i){if(!steps.length)return;i=Math.max(0,Math.min(steps.length-1,i));if(cur>=0)steps[cur].classList.remove('cur');
- cur=i;steps[i].classList.add('cur');steps[i].scrollIntoView({block:'start'});history.replaceState(null,'','#'+steps[i].id);
+ cur=i;steps[i].classList.add('cur');steps[i].scrollIntoView({block:'start'});history.replaceState(null,'','#'+steps[i].id+(view?'&'+view:''));
  var p=document.getElementById('pos');if(p)p.textContent='step '+(i+1)+' of '+steps.length;}
-function fromHash(){var m=/^#step-(\d+)$/.exec(location.hash);if(m&&+m[1]-1!==cur)go(+m[1]-1);}
+function fromHash(){var m=/^#step-(\d+)(&|$)/.exec(location.hash);if(m&&+m[1]-1!==cur)go(+m[1]-1);}
 fromHash();window.addEventListener('hashchange',fromHash);
 document.addEventListener('keydown',function(e){if(e.target.tagName==='INPUT'||e.ctrlKey||e.metaKey||e.altKey)return;
  var k=e.key;if(k==='j'||k==='ArrowDown'&&e.shiftKey)go(cur+1);else if(k==='k'||k==='ArrowUp'&&e.shiftKey)go(cur-1);
- else if(k==='h'||k==='l'){var a=document.getElementById(k==='h'?'prev':'next');if(a&&a.href)location.href=a.href;}});
+ else if(k==='h'||k==='l'){var dir=k==='h'?'prev':'next';
+  if(view!==null){var v=decodeURIComponent(view.slice(5));
+   location.href='../index.html#'+v+(v?'&':'')+'go='+dir+'&from='+encodeURIComponent(file);return;}
+  var a=document.getElementById(dir);if(a&&a.href)location.href=a.href;}});
 })();
 ]]
 

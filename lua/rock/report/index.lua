@@ -15,7 +15,17 @@ local M = {}
 local MARK = { resolved = "✓", unresolved = "✗", empty = "✗", error = "?", ungraded = "?", torn = "?", pending = "…" }
 M.STATUSES = { "resolved", "unresolved", "empty", "error", "ungraded", "torn", "pending" }
 
-local function num(x) return type(x) == "number" and x == x and x or nil end
+-- a finite number, or nil (NaN, and the infinities JSON's 1e400 decodes to)
+local function num(x) return type(x) == "number" and x == x and x > -math.huge and x < math.huge and x or nil end
+--- A number as text: a whole one without a fraction (JSON's numbers decode
+--- as floats: 3.0 is "3"), any other as %.6g ("1.5"). Never raises, as
+--- string.format's %d does on 1.5: a run's odd value cannot stop its report.
+function M.whole(x)
+  local i = math.type(x) == "integer" and x or math.tointeger(x)
+  if i then return string.format("%d", i) end
+  return type(x) == "number" and string.format("%.6g", x) or tostring(x)
+end
+local whole = M.whole
 local function tokens_of(t)
   local ms = type(t.model_stats) == "table" and t.model_stats or {}
   local a, b = num(ms.tokens_sent), num(ms.tokens_received)
@@ -23,7 +33,7 @@ local function tokens_of(t)
 end
 local function fmt_n(x, f)
   if x == nil then return "" end
-  return string.format(f or "%d", x)
+  return f and string.format(f, x) or whole(x)
 end
 local function fmt_secs(s)
   if not s then return "-" end
@@ -116,26 +126,26 @@ function M.render(run, R, opts)
     { "backend", set_of(tasks, function(t) return type(t.sandbox) == "table" and t.sandbox.backend end) },
     { "nodes", set_of(tasks, function(t) return type(t.sandbox) == "table" and (t.sandbox.node or t.sandbox.node_url) end) },
     { "flags", table.concat(flags, " ") },
-    { "started", num(info.started) and os.date("!%Y-%m-%d %H:%M:%S UTC", math.floor(info.started)) },
+    { "started", num(info.started) and select(2, pcall(os.date, "!%Y-%m-%d %H:%M:%S UTC", math.tointeger(math.floor(info.started)) or 0)) },
     { "wall time", wall and fmt_secs(wall) or (info.started and "running" or nil) },
     { "report written", os.date("!%Y-%m-%d %H:%M:%S UTC") .. " by rock " .. require("rock.core").version() },
   }, R)
   -- counts
   b[#b + 1] = '<h2>Outcomes</h2><div class="cards">'
   local function card(label, n, cls)
-    b[#b + 1] = string.format('<div class="card %s"><b id="n-%s">%d</b>%s <span class="mut">%s</span></div>', cls or "",
-      esc(label), n, esc(label), pct(n, total))
+    b[#b + 1] = string.format('<div class="card %s"><b id="n-%s">%s</b>%s <span class="mut">%s</span></div>', cls or "",
+      esc(label), whole(n), esc(label), pct(n, total))
   end
-  b[#b + 1] = string.format('<div class="card"><b id="n-tasks">%d</b>tasks</div>', #tasks)
+  b[#b + 1] = string.format('<div class="card"><b id="n-tasks">%s</b>tasks</div>', whole(#tasks))
   for _, s in ipairs(M.STATUSES) do
     if counts[s] > 0 or s == "resolved" or s == "unresolved" then card(s, counts[s], "st-" .. s) end
   end
   b[#b + 1] = "</div>"
-  local function count_table(title, t)
+  local function count_table(title, t, id)
     local ks = {}
     for k in pairs(t) do ks[#ks + 1] = k end
     table.sort(ks)
-    local out = { "<table style=\"width:auto\"><thead><tr><th>" .. esc(title) .. "</th><th>tasks</th><th>rate</th></tr></thead><tbody>" }
+    local out = { '<table id="' .. id .. '" style="width:auto"><thead><tr><th>' .. esc(title) .. "</th><th>tasks</th><th>rate</th></tr></thead><tbody>" }
     for _, k in ipairs(ks) do
       local n = type(t[k]) == "table" and t[k].resolved + t[k].other or t[k]
       out[#out + 1] = "<tr><td>" .. esc(R(k)) .. '</td><td class="n">' .. n .. '</td><td class="n">' .. pct(n, total) .. "</td></tr>"
@@ -143,8 +153,8 @@ function M.render(run, R, opts)
     out[#out + 1] = "</tbody></table>"
     return table.concat(out)
   end
-  b[#b + 1] = '<div class="twocol" style="max-width:700px">' .. count_table("termination reason", by_reason) ..
-    count_table("exit status", by_exit) .. "</div>"
+  b[#b + 1] = '<div class="twocol" style="max-width:700px">' .. count_table("termination reason", by_reason, "by-reason") ..
+    count_table("exit status", by_exit, "by-exit") .. "</div>"
   -- plots
   local bars, ks = {}, {}
   for k in pairs(by_reason) do ks[#ks + 1] = k end
@@ -168,18 +178,18 @@ function M.render(run, R, opts)
       '<th>dropped</th><th>seconds</th><th>unreadable lines</th></tr></thead><tbody>' }
     local function rate(a, n) return n > 0 and a / n or nil end
     local function p(x) return x and string.format("%.1f%%", 100 * x) or "-" end
-    local function opt(x, f) return x and string.format(f or "%d", x) or "-" end
+    local function opt(x, f) return x and (f and string.format(f, x) or whole(x)) or "-" end
     for _, e in ipairs(run.rounds) do
       if e.running then
-        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td colspan="10" class="mut">running (no dataset yet)</td></tr>',
-          e.round, e.round)
+        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td colspan="10" class="mut">running (%sno dataset yet)</td></tr>',
+          e.round, e.round, e.done and (whole(e.done) .. " task(s) done, ") or "")
       else
         local res, agr, int = rate(e.resolved, e.episodes), rate(e.agree, e.turns), rate(e.teacher, e.turns)
         groups[#groups + 1] = { label = "round " .. e.round, values = { res, agr, int } }
-        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%d</td><td class="n">%d (%s)</td>' ..
-          '<td class="n">%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td>' ..
-          '<td class="n">%d</td></tr>', e.round, e.round, e.beta and string.format("%.4g", e.beta) or "-", e.episodes, e.resolved,
-          p(res), e.turns, p(agr), p(int), opt(e.added), opt(e.dropped), opt(e.seconds, "%.1f"), e.bad)
+        rows[#rows + 1] = string.format('<tr data-round="%d"><td>%d</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s (%s)</td>' ..
+          '<td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td>' ..
+          '<td class="n">%s</td></tr>', e.round, e.round, e.beta and string.format("%.4g", e.beta) or "-", whole(e.episodes),
+          whole(e.resolved), p(res), whole(e.turns), p(agr), p(int), opt(e.added), opt(e.dropped), opt(e.seconds, "%.1f"), whole(e.bad))
       end
     end
     rows[#rows + 1] = "</tbody></table>"
@@ -222,10 +232,12 @@ function M.render(run, R, opts)
     local extra = ""
     if t.torn then extra = ' <span class="mut">' .. esc(t.why) .. "</span>"
     elseif t.log_missing then extra = ' <span class="mut" title="' .. esc(R(t.log_missing)) .. '">(eval log missing)</span>' end
-    b[#b + 1] = string.format('<tr class="%s" data-id="%s" data-status="%s" data-reason="%s" data-exit="%s" data-steps="%s" ' ..
+    -- data-file: the task's page (a trajectory's or a torn line's), for h/l in the view's order
+    local file = (t.traj or t.torn) and ' data-file="' .. esc(t.file) .. '"' or ""
+    b[#b + 1] = string.format('<tr class="%s" data-id="%s"%s data-status="%s" data-reason="%s" data-exit="%s" data-steps="%s" ' ..
       'data-tokens="%s" data-cost="%s" data-secs="%s" data-node="%s" data-text="%s"><td>%s%s</td><td class="st-%s">%s %s</td>' ..
       '<td>%s</td><td>%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td class="n">%s</td><td>%s</td></tr>\n',
-      t.torn and "torn" or "", esc(id), t.status, esc(reason), esc(exit), fmt_n(v.steps), fmt_n(v.tokens), fmt_n(v.cost, "%.6g"),
+      t.torn and "torn" or "", esc(id), file, t.status, esc(reason), esc(exit), fmt_n(v.steps), fmt_n(v.tokens), fmt_n(v.cost, "%.6g"),
       fmt_n(v.secs, "%.3f"), esc(node), esc(text), link, extra, t.status, mark, t.status, esc(reason), esc(exit),
       fmt_n(v.steps), fmt_n(v.tokens), v.cost and string.format("$%.4f", v.cost) or "", v.secs and string.format("%.1f", v.secs) or "",
       esc(node))

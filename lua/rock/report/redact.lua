@@ -6,7 +6,9 @@
 -- `Authorization:` (or `"Authorization": "..."`, as JSON writes it), and
 -- the value of an environment assignment whose name says secret
 -- (`GITHUB_TOKEN=...`, as `env` in a sandbox prints it).
--- It counts what it replaced, so the report can say it was redacted.
+-- It counts what it replaced, so the report can say it was redacted: a
+-- value already redacted (the mark, as run.json keeps a secret flag) is
+-- neither a secret nor counted again.
 local M = {}
 
 M.MARK = "[REDACTED]"
@@ -51,7 +53,7 @@ end
 local function ci(word) -- a case-insensitive Lua pattern for word
   return (word:gsub("%a", function(c) return "[" .. c:upper() .. c:lower() .. "]" end))
 end
-local AUTH = ci("authorization") .. "([\"']?%s*[:=]%s*[\"']?)[^\r\n\"'<]+"
+local AUTH = ci("authorization") .. "([\"']?%s*[:=]%s*[\"']?)([^\r\n\"'<]+)"
 local BEARER = ci("bearer") .. "(%s+)[%w%-%._~%+/=]+"
 
 --- A redactor for the given secret values: r(s) -> s with every secret
@@ -59,7 +61,7 @@ local BEARER = ci("bearer") .. "(%s+)[%w%-%._~%+/=]+"
 function M.new(secrets)
   local list, seen = {}, {}
   for _, s in ipairs(secrets or {}) do
-    if type(s) == "string" and #s >= 6 and not seen[s] then
+    if type(s) == "string" and #s >= 6 and not seen[s] and not s:find(M.MARK, 1, true) then
       seen[s] = true
       list[#list + 1] = s
     end
@@ -88,24 +90,23 @@ function M.new(secrets)
     -- the patterns only where a plain search (fast: memchr) finds their
     -- start: most text has none, and a pattern scan of every byte costs
     if s:find("sk-", 1, true) then
-      s, n = s:gsub("%f[%w]sk%-[%w%-_]+", function(k)
-        if #k >= 19 then return "sk-" .. M.MARK end
+      s = s:gsub("%f[%w]sk%-[%w%-_]+", function(k)
+        if #k >= 19 then bump(1); return "sk-" .. M.MARK end
       end)
-      -- gsub counts every match, the kept ones too: count the marks instead
-      if n > 0 then local _, m = s:gsub("sk%-%[REDACTED%]", ""); bump(m) end
     end
     -- an environment assignment of a secret (`env` run by the agent): GITHUB_TOKEN=...
     if s:find("=", 1, true) then
       s, n = s:gsub("(%u[%u%d_]*)=([^%s\"'<]+)", function(name, v)
-        if #v >= 6 and v ~= M.MARK and M.secret_name(name) then bump(1); return name .. "=" .. M.MARK end
+        if #v >= 6 and v:sub(1, #M.MARK) ~= M.MARK and M.secret_name(name) then bump(1); return name .. "=" .. M.MARK end
       end)
     end
     local low = s:lower()
     if low:find("authorization", 1, true) then
-      s, n = s:gsub(AUTH, function(sep)
+      s = s:gsub(AUTH, function(sep, v)
+        if v:sub(1, #M.MARK) == M.MARK then return nil end -- already redacted: kept, not counted
+        bump(1)
         return "Authorization" .. sep .. M.MARK
       end)
-      bump(n)
     end
     if low:find("bearer", 1, true) then
       s, n = s:gsub(BEARER, function(sp) return "Bearer" .. sp .. M.MARK end)

@@ -7,8 +7,11 @@
 -- names but that is gone is `log_missing`), and a DAgger run's rounds
 -- (rounds/<r>/dataset.jsonl and summary.json). Each task gets a status:
 -- resolved, unresolved, empty (empty patch), error (aborted or the eval
--- failed: not graded), ungraded (no eval), torn, pending.
+-- failed: not graded), ungraded (no eval), torn, pending. M.loader keeps
+-- what it read: a live report's refresh reads only the lines added since
+-- (and the rounds' files that changed), not the whole run again.
 local json = require "rock.json"
+local uv = require "luv"
 
 local M = {}
 
@@ -74,139 +77,210 @@ function M.file_name(id)
   return (tostring(id):gsub("[^%w_.%-]", "_"):gsub("^%.", "_"))
 end
 
+-- a file's identity and size (nil when it is not there): a cached
+-- reading of it holds while this does not change
+local function stamp(path)
+  local st = uv.fs_stat(path)
+  if not st then return nil end
+  return string.format("%d:%d:%d.%09d", st.ino, st.size, st.mtime.sec, st.mtime.nsec)
+end
+
 --- The DAgger rounds of dir (recipes/dagger_eval.lua, docs/dagger.md):
 --- one entry a round directory rounds/<r>/ {round, beta, episodes,
---- resolved, turns, agree, teacher, added, dropped, seconds, bad, running}.
---- A finished round's numbers are its summary.json's (the recipe's own:
---- total, resolved, turns, agreed, executed_by.teacher, records); a round
---- still running has no summary yet: its numbers are counted from its
---- dataset.jsonl when there is one (an episode a distinct episode_id),
---- else it is `running` with none. nil when dir has no rounds.
-function M.rounds(dir)
+--- resolved, turns, agree, teacher, added, dropped, seconds, bad, running,
+--- done}. A finished round's numbers are its summary.json's (the
+--- recipe's own, `complete`: total, resolved, turns, agreed,
+--- executed_by.teacher, records); a round still running has the agent's
+--- summary.json at most (done: its tasks so far): its numbers are
+--- counted from its dataset.jsonl when there is one (an episode a
+--- distinct episode_id), else it is `running` with none. nil when dir has
+--- no rounds. cache (a table kept between calls) keeps each round's entry
+--- while its files do not change.
+function M.rounds(dir, cache)
   local list = {}
   for r = 1, 100000 do
     local base = dir .. "/rounds/" .. r
-    local data = read(base .. "/dataset.jsonl")
-    local summary = decode(read(base .. "/summary.json") or "")
-    local has_trajs = exists(base .. "/trajectories.jsonl")
-    if not data and not summary and not has_trajs then break end
-    local e = { round = r, turns = 0, agree = 0, teacher = 0, episodes = 0, resolved = 0, bad = 0, summary = summary }
-    local seen = {}
-    for line in (data or ""):gmatch("[^\n]+") do
-      local d = decode(line)
-      if d then
-        e.turns = e.turns + 1
-        if d.agree == true then e.agree = e.agree + 1 end
-        if d.executed_by == "teacher" then e.teacher = e.teacher + 1 end
-        if type(d.beta) == "number" and not e.beta then e.beta = d.beta end
-        local ep = tostring(d.episode_id or d.task_id)
-        if not seen[ep] then
-          seen[ep] = true
-          e.episodes = e.episodes + 1
-          if d.resolved == true then e.resolved = e.resolved + 1 end
-        end
-      elseif line:find("%S") then
-        e.bad = e.bad + 1
-      end
-    end
-    if summary then -- the recipe's own numbers: every trajectory, those without a turn too
-      local function n(x) return type(x) == "number" and x or nil end
-      local by = type(summary.executed_by) == "table" and summary.executed_by or {}
-      local rec = type(summary.records) == "table" and summary.records or {}
-      e.beta = n(summary.beta) or e.beta
-      e.episodes = n(summary.total) or e.episodes
-      e.resolved = n(summary.resolved) or e.resolved
-      e.turns = n(summary.turns) or e.turns
-      e.agree = n(summary.agreed) or e.agree
-      e.teacher = n(by.teacher) or e.teacher
-      e.added, e.dropped, e.seconds = n(rec.added), n(rec.dropped), n(summary.seconds_wall)
-    elseif not data then
-      e.running = true
-    end
+    local key = tostring(stamp(base .. "/dataset.jsonl")) .. "|" .. tostring(stamp(base .. "/summary.json")) .. "|" ..
+      tostring(exists(base .. "/trajectories.jsonl"))
+    if key == "nil|nil|false" then break end
+    local e = cache and cache[r] and cache[r].key == key and cache[r].entry or M.round(base, r)
+    if cache then cache[r] = { key = key, entry = e } end
     list[#list + 1] = e
   end
   return #list > 0 and list or nil
 end
 
---- Load dir: {dir, path (its trajectories.jsonl), tasks = {{id, status, traj (M.light), at, len (the line's offset and length), line, torn, log, log_missing, gold, file}}, summary, info, torn,
---- rounds (M.rounds), tasks_round (the round whose trajectories are the tasks when dir has no trajectories.jsonl)}.
---- opts.instances: a tasks file (JSONL or a JSON list) for gold patches and pending tasks.
-function M.load(dir, opts)
+--- One round's entry (M.rounds') from its directory base.
+function M.round(base, r)
+  local data = read(base .. "/dataset.jsonl")
+  -- the recipe's summary once the round is complete; the agent's (no
+  -- `complete`) while it runs: how many of its tasks are done
+  local summary = decode(read(base .. "/summary.json") or "")
+  local running_summary = summary and summary.complete ~= true and summary or nil
+  if running_summary then summary = nil end
+  local e = { round = r, turns = 0, agree = 0, teacher = 0, episodes = 0, resolved = 0, bad = 0, summary = summary }
+  local seen = {}
+  for line in (data or ""):gmatch("[^\n]+") do
+    local d = decode(line)
+    if d then
+      e.turns = e.turns + 1
+      if d.agree == true then e.agree = e.agree + 1 end
+      if d.executed_by == "teacher" then e.teacher = e.teacher + 1 end
+      if type(d.beta) == "number" and not e.beta then e.beta = d.beta end
+      local ep = tostring(d.episode_id or d.task_id)
+      if not seen[ep] then
+        seen[ep] = true
+        e.episodes = e.episodes + 1
+        if d.resolved == true then e.resolved = e.resolved + 1 end
+      end
+    elseif line:find("%S") then
+      e.bad = e.bad + 1
+    end
+  end
+  if summary then -- the recipe's own numbers: every trajectory, those without a turn too
+    local function n(x) return type(x) == "number" and x or nil end
+    local by = type(summary.executed_by) == "table" and summary.executed_by or {}
+    local rec = type(summary.records) == "table" and summary.records or {}
+    e.beta = n(summary.beta) or e.beta
+    e.episodes = n(summary.total) or e.episodes
+    e.resolved = n(summary.resolved) or e.resolved
+    e.turns = n(summary.turns) or e.turns
+    e.agree = n(summary.agreed) or e.agree
+    e.teacher = n(by.teacher) or e.teacher
+    e.added, e.dropped, e.seconds = n(rec.added), n(rec.dropped), n(summary.seconds_wall)
+  elseif not data then
+    e.running = true
+    e.done = running_summary and type(running_summary.total) == "number" and running_summary.total or nil
+  end
+  return e
+end
+
+-- The task of one line of trajectories.jsonl (n its number, at its
+-- offset, nl: it ends with a newline): a trajectory, or torn.
+local function task_of(line, n, at, nl)
+  local t = decode(line)
+  if t and type(t.instance_id) == "string" then
+    return { id = t.instance_id, traj = M.light(t), at = at, len = #line, line = n, status = M.status(t) }
+  end
+  return { id = "(line " .. n .. ")", line = n, torn = true, status = "torn", bytes = #line,
+           why = nl and "not a trajectory (malformed JSON)" or "torn: the last line has no newline (cut short)",
+           head = line:sub(1, 300) }
+end
+
+-- task joins list (a task run again, --resume after an interrupt: the last one counts)
+local function add(list, by_id, task)
+  local prev = by_id[task.id]
+  if prev and not task.torn then
+    for i, x in ipairs(list) do if x == prev then table.remove(list, i) break end end
+  end
+  list[#list + 1] = task
+  by_id[task.id] = task
+end
+
+local function instances_of(path)
+  local txt = read(path)
+  if not txt then error("report: cannot read " .. path, 0) end
+  local list = txt:match("^%s*%[") and decode(txt) or nil
+  if not list then
+    list = {}
+    for l in txt:gmatch("[^\n]+") do list[#list + 1] = decode(l) end
+  end
+  local out = {}
+  for _, inst in ipairs(list) do
+    if type(inst) == "table" and type(inst.instance_id) == "string" then
+      out[#out + 1] = { id = inst.instance_id, gold = type(inst.patch) == "string" and inst.patch or nil }
+    end
+  end
+  return out
+end
+
+local Loader = {}
+Loader.__index = Loader
+
+--- A loader of dir: l:load() is M.load(dir, opts), reading only what
+--- trajectories.jsonl gained since its last load (its complete lines are
+--- kept; an unfinished last line is read again next time), the rounds'
+--- files that changed, and the instances file once. A file that shrank or
+--- was replaced (a --resume rewrites it; a DAgger run's next round) is
+--- read again whole. Raises as M.load does.
+function M.loader(dir, opts)
   opts = opts or {}
+  local l = setmetatable({ dir = dir, rounds_cache = {} }, Loader)
+  if opts.instances then l.instances = instances_of(opts.instances) end
+  return l
+end
+
+function Loader:load()
+  local dir = self.dir
   local r = { dir = dir, tasks = {}, torn = 0, by_id = {} }
   r.summary = decode(read(dir .. "/summary.json") or "")
   r.info = decode(read(dir .. "/run.json") or "") or {}
-  r.rounds = M.rounds(dir)
+  r.rounds = M.rounds(dir, self.rounds_cache)
   r.path = dir .. "/trajectories.jsonl"
-  local f = io.open(r.path, "rb")
-  if not f and r.rounds then -- a DAgger run: its latest round's trajectories
+  if not exists(r.path) and r.rounds then -- a DAgger run: its latest round's trajectories
     for i = #r.rounds, 1, -1 do
       local path = dir .. "/rounds/" .. i .. "/trajectories.jsonl"
-      f = io.open(path, "rb")
-      if f then r.tasks_round, r.path = i, path break end
+      if exists(path) then r.tasks_round, r.path = i, path break end
     end
   end
+  local f = io.open(r.path, "rb")
   if not f then r.missing_trajectories = true end
-  -- line by line (the file whole is never in memory), each task keeping
-  -- where its line is (M.full reads it again)
-  local n, offset = 0, 0
-  for raw in (f and f:lines("L") or function() end) do
-    n = n + 1
-    local nl = raw:sub(-1) == "\n"
-    local line = nl and raw:sub(1, -2) or raw
-    local at = offset
-    offset = offset + #raw
-    if line:find("%S") then
-      local t = decode(line)
-      local task
-      if t and type(t.instance_id) == "string" then
-        task = { id = t.instance_id, traj = M.light(t), at = at, len = #line, line = n, status = M.status(t) }
-      else
-        r.torn = r.torn + 1
-        task = { id = "(line " .. n .. ")", line = n, torn = true, status = "torn", bytes = #line,
-                 why = nl and "not a trajectory (malformed JSON)" or "torn: the last line has no newline (cut short)",
-                 head = line:sub(1, 300) }
-      end
-      local prev = r.by_id[task.id]
-      if prev and not task.torn then -- a task run again (--resume after an interrupt): the last one counts
-        for i, x in ipairs(r.tasks) do if x == prev then table.remove(r.tasks, i) break end end
-      end
-      r.tasks[#r.tasks + 1] = task
-      r.by_id[task.id] = task
-    end
+  -- what was read before holds while the file only grew
+  local st, fst = self.state, f and uv.fs_stat(r.path)
+  if not st or st.path ~= r.path or not fst or fst.ino ~= st.ino or fst.size < st.offset then
+    st = { path = r.path, ino = fst and fst.ino, offset = 0, n = 0, tasks = {}, by_id = {}, torn = 0 }
+    self.state = st
   end
-  if f then f:close() end
-  if opts.instances then
-    local txt = read(opts.instances)
-    if not txt then error("report: cannot read " .. opts.instances, 0) end
-    local list = txt:match("^%s*%[") and decode(txt) or nil
-    if not list then
-      list = {}
-      for l in txt:gmatch("[^\n]+") do list[#list + 1] = decode(l) end
-    end
-    for _, inst in ipairs(list) do
-      if type(inst) == "table" and type(inst.instance_id) == "string" then
-        local t = r.by_id[inst.instance_id]
-        if t then
-          t.gold = type(inst.patch) == "string" and inst.patch or nil
-        else
-          t = { id = inst.instance_id, status = "pending", gold = type(inst.patch) == "string" and inst.patch or nil }
-          r.tasks[#r.tasks + 1] = t
-          r.by_id[t.id] = t
-        end
+  -- line by line from there (the file whole is never in memory), each
+  -- task keeping where its line is (M.full reads it again)
+  local tail
+  if f then
+    f:seek("set", st.offset)
+    for raw in f:lines("L") do
+      local nl = raw:sub(-1) == "\n"
+      local line = nl and raw:sub(1, -2) or raw
+      if not nl then -- not finished (or cut short): this load's only
+        if line:find("%S") then tail = task_of(line, st.n + 1, st.offset, false) end
+        break
       end
+      st.n = st.n + 1
+      if line:find("%S") then
+        local task = task_of(line, st.n, st.offset, true)
+        if task.torn then st.torn = st.torn + 1 end
+        add(st.tasks, st.by_id, task)
+      end
+      st.offset = st.offset + #raw
+    end
+    f:close()
+  end
+  for i, t in ipairs(st.tasks) do r.tasks[i] = t end
+  for id, t in pairs(st.by_id) do r.by_id[id] = t end
+  r.torn = st.torn
+  if tail then
+    if tail.torn then r.torn = r.torn + 1 end
+    add(r.tasks, r.by_id, tail)
+  end
+  for _, inst in ipairs(self.instances or {}) do
+    local t = r.by_id[inst.id]
+    if t then
+      t.gold = inst.gold
+    else
+      t = { id = inst.id, status = "pending", gold = inst.gold }
+      r.tasks[#r.tasks + 1] = t
+      r.by_id[t.id] = t
     end
   end
   local used = {}
   for _, t in ipairs(r.tasks) do
-    local f = M.file_name(t.id)
-    while used[f] do f = f .. "_" end
-    used[f], t.file = true, f
+    local name = M.file_name(t.id)
+    while used[name] do name = name .. "_" end
+    used[name], t.file = true, name
     local tr = t.traj
     if tr then
       local ev = type(tr.eval) == "table" and tr.eval or nil
-      local own = (r.tasks_round and dir .. "/rounds/" .. r.tasks_round or dir) .. "/eval/" .. f .. ".log"
-      if tr.instance_id == f and exists(own) then
+      local own = (r.tasks_round and dir .. "/rounds/" .. r.tasks_round or dir) .. "/eval/" .. name .. ".log"
+      t.log, t.log_missing = nil, nil
+      if tr.instance_id == name and exists(own) then
         t.log = own
       elseif ev and type(ev.log_path) == "string" and exists(ev.log_path) then
         t.log = ev.log_path
@@ -216,6 +290,13 @@ function M.load(dir, opts)
     end
   end
   return r
+end
+
+--- Load dir: {dir, path (its trajectories.jsonl), tasks = {{id, status, traj (M.light), at, len (the line's offset and length), line, torn, log, log_missing, gold, file}}, summary, info, torn,
+--- rounds (M.rounds), tasks_round (the round whose trajectories are the tasks when dir has no trajectories.jsonl)}.
+--- opts.instances: a tasks file (JSONL or a JSON list) for gold patches and pending tasks.
+function M.load(dir, opts)
+  return M.loader(dir, opts):load()
 end
 
 return M

@@ -1,6 +1,7 @@
 --- rock.report.trajectory: one task's page (t/<id>.html). A step
 -- navigator (a link a step, coloured by its return code; j/k between
--- steps, h/l to the previous / next task: the html.TRAJ_JS keys), the messages before the first step (system, task),
+-- steps, h/l to the previous / next task in the index's view or the
+-- file's order: the html.TRAJ_JS keys), the messages before the first step (system, task),
 -- then every step: its messages coloured by role, the exact action, the
 -- observation with its return code and elision marks, seconds, tokens and
 -- cost; the final patch as a diff beside the gold patch when known;

@@ -18,7 +18,12 @@
 -- round that had not returned runs again; every dataset is rewritten from
 -- the trajectories, so nothing is lost or repeated. A resume whose
 -- schedule gives a begun round another beta is refused (invalid_argument).
+-- A round's wall time adds its runs: rounds/<r>/wall.json keeps the
+-- seconds so far as each task ends and when a signal ends the run (a
+-- kill -9 loses the time since its last task ended), gone once the
+-- round's summary.json holds the total.
 local uv = require "luv"
+local log = require "rock.log"
 local errors = require "rock.errors"
 local json = require "rock.json"
 local output = require "rock.agent.output"
@@ -89,6 +94,13 @@ function M.run(tasks, opts)
       if opts.resume then check_beta(dir, r, beta, prev) end
       local done = prev and prev.complete == true
       local t0 = uv.hrtime()
+      -- the seconds the round ran before (runs a kill or a signal ended)
+      local before = opts.resume and tonumber((read_json(dir .. "/wall.json") or {}).seconds_wall) or 0
+      local function wall() return before + (uv.hrtime() - t0) / 1e9 end
+      local function save_wall()
+        local ok_w, werr = pcall(output.write_lines, dir .. "/wall.json", { { round = r, seconds_wall = wall() } })
+        if not ok_w then log.warn("dagger", "round %d: %s", r, tostring(werr)) end
+      end
       local agent_summary
       if not done then
         local factory = mixture.new{ student = call(opts.student, r), teacher = call(opts.teacher, r),
@@ -96,8 +108,14 @@ function M.run(tasks, opts)
         local aopts = {}
         for k, v in pairs(opts.agent or {}) do aopts[k] = v end
         aopts.policy, aopts.out, aopts.resume = factory, dir, opts.resume
+        local on_trajectory = aopts.on_trajectory
+        aopts.on_trajectory = function(traj)
+          save_wall()
+          if on_trajectory then on_trajectory(traj) end
+        end
         agent_summary = require("rock.agent").run(tasks, aopts)
         if agent_summary.interrupted then
+          save_wall()
           return agent_summary.interrupted
         end
       end
@@ -109,9 +127,9 @@ function M.run(tasks, opts)
       local s
       if done then s = prev
       else
-        local seconds = (uv.hrtime() - t0) / 1e9 + (prev and tonumber(prev.seconds_wall) or 0)
-        s = records.summary(r, beta, trajs, counts, agent_summary, seconds)
+        s = records.summary(r, beta, trajs, counts, agent_summary, wall())
         output.write_lines(dir .. "/summary.json", { s })
+        os.remove(dir .. "/wall.json")
       end
       summaries[r] = s
       if opts.on_round then opts.on_round(s) end

@@ -101,9 +101,14 @@ function M.summary(r, beta, trajs, counts, agent_summary, seconds)
   return s
 end
 
---- The round's summary as a table for a terminal.
+--- The round's summary as a table for a terminal (a number that is not
+--- whole, as a model's usage may give, shown as it is: never an error).
 function M.table(s)
   local function pct(x) return string.format("%.1f%%", 100 * x) end
+  local function n(x)
+    local i = math.tointeger(x)
+    return i and string.format("%d", i) or string.format("%.6g", tonumber(x) or 0)
+  end
   local reasons = {}
   for k, n in pairs(s.by_reason or {}) do reasons[#reasons + 1] = k .. " " .. n end
   table.sort(reasons)
@@ -111,16 +116,16 @@ function M.table(s)
   for k, n in pairs(s.records.dropped_trajectories or {}) do drops[#drops + 1] = k .. " " .. n end
   table.sort(drops)
   local rows = {
-    { string.format("round %d (beta %.4g)", s.round, s.beta), string.format("%d tasks", s.total) },
-    { "resolved", string.format("%d (%s)", s.resolved, pct(s.resolved_rate)) },
+    { string.format("round %s (beta %.4g)", n(s.round), s.beta), string.format("%s tasks", n(s.total)) },
+    { "resolved", string.format("%s (%s)", n(s.resolved), pct(s.resolved_rate)) },
     { "ended", #reasons > 0 and table.concat(reasons, ", ") or "-" },
-    { "turns", string.format("%d: teacher %d, student %d", s.turns, s.executed_by.teacher or 0, s.executed_by.student or 0) },
+    { "turns", string.format("%s: teacher %s, student %s", n(s.turns), n(s.executed_by.teacher or 0), n(s.executed_by.student or 0)) },
     { "teacher agreement", pct(s.teacher_agreement) },
     { "intervention rate", pct(s.intervention_rate) },
-    { "records", string.format("%d added, %d dropped (%s)", s.records.added, s.records.dropped,
+    { "records", string.format("%s added, %s dropped (%s)", n(s.records.added), n(s.records.dropped),
       #drops > 0 and table.concat(drops, ", ") or "none") },
-    { "student", string.format("%d calls, %d tokens, $%.4f", s.policies.student.calls, s.policies.student.tokens, s.policies.student.cost) },
-    { "teacher", string.format("%d calls, %d tokens, $%.4f", s.policies.teacher.calls, s.policies.teacher.tokens, s.policies.teacher.cost) },
+    { "student", string.format("%s calls, %s tokens, $%.4f", n(s.policies.student.calls), n(s.policies.student.tokens), s.policies.student.cost) },
+    { "teacher", string.format("%s calls, %s tokens, $%.4f", n(s.policies.teacher.calls), n(s.policies.teacher.tokens), s.policies.teacher.cost) },
     { "wall time", string.format("%.1fs", s.seconds_wall or 0) },
   }
   local out = {}
