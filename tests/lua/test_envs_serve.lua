@@ -122,6 +122,28 @@ T.test("bad input: 4xx with a message, never a traceback", function()
   e:close()
 end)
 
+T.test("a vectorized step with a bad item steps nothing, holds nothing (issue 21)", function()
+  local e = remote("game:GuessTheNumber-v0-hard")
+  e:reset(5)
+  local ok_item = { sandbox_id = e.id, action = "\\boxed{1}" }
+  local cases = {
+    { { ok_item, 7 }, "steps%[2%] must be an object" },
+    { { ok_item, { sandbox_id = e.id } }, "steps%[2%]: field 'action' must be a string" },
+    { { ok_item, { action = "x" } }, "steps%[2%]: field 'sandbox_id'" },
+    { { ok_item, { ok_item } }, "steps%[2%] must be an object" },
+    { { ok_item, ok_item }, "steps%[2%]: sandbox '" .. e.id:gsub("%p", "%%%0") .. "' is stepped already by steps%[1%]" },
+  }
+  for _, c in ipairs(cases) do
+    local st, r = gem("step", { steps = c[1] })
+    T.eq(st, 400, json.encode(c[1]))
+    T.match(r.detail, c[2])
+  end
+  rock.sleep(0.2) -- a step spawned before the refusal would have landed by now
+  local o = e:step("\\boxed{1}")
+  T.match(o, "^At turn 1, ", "nothing was stepped by the refused calls")
+  e:close()
+end)
+
 T.test("64 environments made and stepped concurrently, rock's vectorized step, none left after close", function()
   local N = 64
   local list, tasks = {}, {}
@@ -202,6 +224,8 @@ T.test("an environment idle past its lease is closed with its sandbox", function
   end
   local _, m = call("make", { env_id = "game:GuessTheNumber-v0-easy" })
   T.eq((call("reset", { sandbox_id = m.sandbox_id, seed = 1 })), 200)
+  -- a refused vectorized step holds nothing: the lease still lapses (issue 21)
+  T.eq((call("step", { steps = { { sandbox_id = m.sandbox_id, action = "\\boxed{1}" }, 7 } })), 400)
   rock.sleep(7) -- idle past the lease, and the reaper looks every 5 s
   local st, r = call("step", { sandbox_id = m.sandbox_id, action = "\\boxed{1}" })
   T.eq(st, 410, "closed")

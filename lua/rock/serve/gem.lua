@@ -95,10 +95,17 @@ local function reset(srv, args, held)
   return { observation = obs, info = info_of(info) }
 end
 
+-- The sandbox_id and action of one step's args (where: "" or "steps[i]: ").
+local function step_args(args, where)
+  local id = args.sandbox_id
+  if type(id) ~= "string" or id == "" then bad(where .. "field 'sandbox_id' must be a non-empty string") end
+  if type(args.action) ~= "string" then bad(where .. "field 'action' must be a string") end
+  return id, args.action
+end
+
 local function step_one(srv, args, held)
-  local id = str(args, "sandbox_id")
-  if type(args.action) ~= "string" then bad("field 'action' must be a string") end
-  local obs, reward, term, trunc, info = env_of(srv, id, held):step(args.action)
+  local id, action = step_args(args, "")
+  local obs, reward, term, trunc, info = env_of(srv, id, held):step(action)
   return { observation = obs, reward = reward, terminated = term, truncated = trunc, info = info_of(info) }
 end
 
@@ -109,17 +116,29 @@ local function error_item(err)
   return { error = tostring(err), code = "internal" }
 end
 
+-- rock's vectorized step: the whole list is checked before anything is
+-- stepped, so a bad item refuses the call (400) with no environment
+-- stepped and none held; then every item steps in a task of its own.
 local function step(srv, args, held)
   if args.steps == nil then return step_one(srv, args, held) end
   local list = args.steps
   if type(list) ~= "table" or (next(list) ~= nil and list[1] == nil) then
     bad("field 'steps' must be a list of {sandbox_id, action}")
   end
-  local tasks = {}
+  local seen = {}
   for i, s in ipairs(list) do
-    if type(s) ~= "table" then bad("steps[" .. i .. "] must be an object {sandbox_id, action}") end
-    tasks[i] = task.spawn(step_one, srv, s, held)
+    local where = "steps[" .. i .. "]: "
+    if type(s) ~= "table" or (next(s) ~= nil and s[1] ~= nil) then
+      bad("steps[" .. i .. "] must be an object {sandbox_id, action}")
+    end
+    local id = step_args(s, where)
+    if seen[id] then
+      bad(where .. "sandbox '" .. id .. "' is stepped already by steps[" .. seen[id] .. "]: one step per environment per call")
+    end
+    seen[id] = i
   end
+  local tasks = {}
+  for i, s in ipairs(list) do tasks[i] = task.spawn(step_one, srv, s, held) end
   local values, errs = task.wait(tasks)
   local out = {}
   for i = 1, #list do out[i] = errs[i] and error_item(errs[i]) or values[i] end
