@@ -45,6 +45,46 @@ local function remote(env_id)
   return e
 end
 
+-- GuessTheNumber-v0-easy played through the Lua API to max turns without
+-- the target, its last guess in range: the seed, the guesses and what the
+-- Lua API answered, whose last reward 1 - |G - T| / 9 needs more than
+-- cjson's 14 digits (the HTTP answers must match it exactly)
+local SOFT = (function()
+  local sb = rock.sandbox.start(T.sandbox_opts())
+  local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = sb })
+  for seed = 1, 50 do
+    local target = tonumber(solvers.guess(e, seed):match("correct number (%d+)"))
+    local guesses = {}
+    for g = 10, 1, -1 do if g ~= target and #guesses < 4 then guesses[#guesses + 1] = g end end
+    e:reset(seed)
+    local want = {}
+    for i, g in ipairs(guesses) do want[i] = table.pack(e:step("\\boxed{" .. g .. "}")) end
+    local r = want[4][2]
+    if tonumber(string.format("%.14g", r)) ~= r then
+      e:close(); sb:stop()
+      return { seed = seed, guesses = guesses, want = want }
+    end
+  end
+  error("no seed in 1..50 gives a soft reward past 14 digits")
+end)()
+
+-- play SOFT through call(name, body) -> status, answer; compare exactly
+local function play_soft(call, what)
+  local st, m = call("make", { env_id = "game:GuessTheNumber-v0-easy" })
+  T.eq(st, 200, what .. " make")
+  T.eq((call("reset", { sandbox_id = m.sandbox_id, seed = SOFT.seed })), 200)
+  for i, g in ipairs(SOFT.guesses) do
+    local s, a = call("step", { sandbox_id = m.sandbox_id, action = "\\boxed{" .. g .. "}" })
+    T.eq(s, 200)
+    local w = SOFT.want[i]
+    T.eq(a.observation, w[1], what .. " observation " .. i)
+    T.ok(a.reward == w[2], string.format("%s reward %d exactly: got %.17g, want %.17g", what, i, a.reward, w[2]))
+    T.eq(a.terminated, w[3]); T.eq(a.truncated, w[4])
+  end
+  T.eq(SOFT.want[4][1], "You have reached the maximum number of turns.")
+  T.eq((call("close", { sandbox_id = m.sandbox_id })), 200)
+end
+
 T.test("list: the registered ids, with or without ROCK's {sandbox_id}", function()
   local st, r = gem("list", { sandbox_id = "whatever" })
   T.eq(st, 200)
@@ -91,6 +131,10 @@ for _, id in ipairs(rock.envs.SHIPPED) do
     e:close()
   end)
 end
+
+T.test("max turns over HTTP: GEM's truncation, the soft reward exactly the Lua API's (issue 21)", function()
+  play_soft(gem, "direct")
+end)
 
 T.test("bad input: 4xx with a message, never a traceback", function()
   local cases = {
@@ -206,6 +250,7 @@ T.test("on a fleet front, make places the environment's sandbox on a node like a
     T.eq(s3, 200); T.match(x.observation, "^At turn 1, you ")
     T.match(r.info.suffix, "^Here is the current board layout")
     T.eq((call("close", { sandbox_id = m.sandbox_id })), 200)
+    play_soft(call, "through the front") -- the node's /env/call envelope keeps the reward exact too
     T.eq(srv.get("sandboxes", {}).result.total, 0, "stopped and deleted on the node")
   end)
   front.stop()

@@ -13,7 +13,9 @@
 -- field, 404 an unknown env_id or sandbox_id, 409 the environment's own
 -- error, 410 an environment that died (its last words in detail), 504 a
 -- call past its timeout. An environment idle past its sandbox's lease is
--- closed with it (the registry's reaper).
+-- closed with it (the registry's reaper). Answers carry numbers exactly
+-- (json.encode_exact: a reward reads back as the double the environment
+-- wrote).
 local json = require "rock.json"
 local errors = require "rock.errors"
 local task = require "rock.task"
@@ -177,7 +179,7 @@ function M.handle(srv, name, req, args_of)
     return fn(srv, args, held)
   end)
   for i = 1, #held do srv.registry:release(held[i]) end
-  if ok then return 200, res end
+  if ok then return 200, json.encode_exact(res) end -- rewards exact (cjson keeps 14 digits)
   if type(res) == "table" and res.gem_status then return res.gem_status, { detail = res.detail, code = res.code } end
   if errors.is(res) then return STATUS[res.code] or 500, { detail = res.message, code = res.code } end
   return 500, { detail = tostring(res), code = "internal" }
