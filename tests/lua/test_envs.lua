@@ -214,10 +214,19 @@ local scratch = sb.backend == "local" and T.scratch(sb) or "/tmp"
 local APPLETS = [[
 for a in head tr sleep grep; do command -v $a >/dev/null || eval "$a() { busybox $a \"\$@\"; }"; done
 ]]
-local function sh_env(script, timeout)
+local function sh_env(script, timeout, extra)
   T.ok(sb:write_file{ path = scratch .. "/env.sh", content = APPLETS .. script }.success ~= false)
   envs.register("test:sh", { command = { "sh", scratch .. "/env.sh" } })
-  return make("test:sh", { timeout = timeout })
+  local o = { timeout = timeout }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return make("test:sh", o)
+end
+
+-- whether pid is gone from the sandbox (killed and reaped), within 2 s
+local function gone(pid)
+  local script = "for i in 1 2 3 4 5 6 7 8 9 10; do [ -e /proc/" .. pid .. " ] || { echo gone; exit; }; " ..
+    APPLETS .. "sleep 0.2; done; echo there"
+  return sb:execute{ command = { "sh", "-c", script } }.stdout == "gone\n"
 end
 
 T.test("a process environment in sh: reset, step (blank lines are fine), its own error", function()
@@ -236,6 +245,41 @@ done]])
   T.raises("env_error", function() return e:_call_raw() end)
   e:close()
   e:close()
+end)
+
+T.test("close sends GEM's {\"op\":\"close\"} first; a close that hangs is cut at close_timeout (issue 21)", function()
+  local marker = scratch .. "/closed.marker"
+  sb:execute{ command = { "rm", "-f", marker } }
+  local e = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"hi","info":{}}' ;;
+    *close*) echo "$line" > ']] .. marker .. [['; echo '{"closed":true}'; exit 0 ;;
+  esac
+done]])
+  e:reset(1)
+  local pid = e.pid
+  e:close()
+  T.eq(sb:execute{ command = { "cat", marker } }.stdout, '{"op":"close"}\n', "the environment saw close")
+  T.ok(gone(pid), "and it is gone")
+  T.raises("invalid_argument", sh_env, "exit 0", 5, { close_timeout = 0 })
+  local hung = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"hi","info":{}}' ;;
+    *close*) sleep 1000 ;;
+  esac
+done]], 5, { close_timeout = 1 })
+  hung:reset(1)
+  local t0 = rock.uv.now()
+  hung:close()
+  local took = rock.uv.now() - t0
+  T.ok(took >= 900 and took < 5000, "close waited its close_timeout, no more: " .. took .. " ms")
+  T.ok(gone(hung.pid), "the hung environment is killed")
+  local dead = sh_env("exit 0")
+  t0 = rock.uv.now()
+  dead:close() -- already dead: nothing to wait for
+  T.ok(rock.uv.now() - t0 < 900, "a dead environment closes at once")
 end)
 
 T.test("a process environment that crashes: exit status and stderr's tail", function()

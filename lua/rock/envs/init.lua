@@ -52,7 +52,9 @@ function M.spec(env_id) return registry[env_id] end
 --- Make an environment (*waits*). opts: sandbox (a running sandbox to
 --- hold it; it is not stopped on close), else sandbox_opts (for
 --- rock.sandbox.start; image defaults to the spec's), timeout (seconds
---- per call, default 60). Raises not_found for an unknown id.
+--- per call, default 60), close_timeout (seconds close() waits for the
+--- answer to GEM's {"op":"close"} before killing it, default 5). Raises
+--- not_found for an unknown id, invalid_argument for a timeout not above 0.
 function M.make(env_id, opts)
   opts = opts or {}
   if type(env_id) ~= "string" then errors.raise("invalid_argument", "make: env_id must be a string", { op = "make" }) end
