@@ -217,6 +217,65 @@ T.test("64 environments made and stepped concurrently, rock's vectorized step, n
   T.eq(left.result.total, 0, "no sandbox left: " .. rock.json.encode(left.result))
 end)
 
+T.test("make asks the node for little: 32 games on a 2-CPU 4 GB node at once; cpus and memory in make's body (issue 21)", function()
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local small = S.start{ backend = backend, args = { "--budget-cpu", "2", "--budget-memory-gb", "4" }, home = home,
+    env = "ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE=" .. image }
+  local ok, err = pcall(function()
+    local function call(name, body)
+      local res = small.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
+        headers = { ["Content-Type"] = "application/json" } }
+      return res.status, json.decode(res.body)
+    end
+    local function reserved() return small.get("node", {}).result.reserved end
+    local N, tasks = 32, {}
+    for i = 1, N do tasks[i] = rock.spawn(call, "make", { env_id = "game:GuessTheNumber-v0-hard" }) end
+    local ids = {}
+    for i, t in ipairs(tasks) do
+      local st, m = rock.wait(t)
+      T.eq(st, 200, "make " .. i .. ": " .. json.encode(m))
+      ids[i] = m.sandbox_id
+    end
+    local r = reserved()
+    T.ok(math.abs(r.cpus - N * rock.envs.SHIPPED_CPUS) < 1e-9, "each game reserves its 0.05 CPU: " .. r.cpus)
+    T.eq(r.memory, N * 64 * 2 ^ 20, "and its 64 MB")
+    local tasks2 = {}
+    for i, id in ipairs(ids) do
+      tasks2[i] = rock.spawn(function()
+        return select(2, solvers.guess({
+          reset = function(_, seed) return select(2, call("reset", { sandbox_id = id, seed = seed })).observation end,
+          step = function(_, a)
+            local _, x = call("step", { sandbox_id = id, action = a })
+            return x.observation, x.reward, x.terminated, x.truncated, x.info
+          end }, i))
+      end)
+    end
+    for i, t in ipairs(tasks2) do T.eq(rock.wait(t), 1.0, "env " .. i .. " solved") end
+    -- make's own request: reserved as asked; what the node can never hold is refused at once
+    local st, m = call("make", { env_id = "game:Sokoban-v0-easy", cpus = 0.25, memory = "256m" })
+    T.eq(st, 200, json.encode(m))
+    r = reserved()
+    T.ok(math.abs(r.cpus - (N * rock.envs.SHIPPED_CPUS + 0.25)) < 1e-9, "cpus as asked: " .. r.cpus)
+    T.eq(r.memory, N * 64 * 2 ^ 20 + 256 * 2 ^ 20, "memory as asked")
+    T.eq((call("close", { sandbox_id = m.sandbox_id })), 200)
+    local s8, big = call("make", { env_id = "game:Sokoban-v0-easy", cpus = 2, memory = "8g" }) -- ROCK's sandbox defaults
+    T.eq(s8, 503); T.eq(big.code, "insufficient_resources"); T.match(big.detail, "needs 8 GB, 4 free of 4")
+    for _, c in ipairs({ { cpus = 0 }, { cpus = "1" }, { cpus = -1 }, { cpus = 1e9 }, { memory = "lots" },
+      { memory = 0 }, { memory = -5 }, { memory = true } }) do
+      c.env_id = "game:Sokoban-v0-easy"
+      local sb, b = call("make", c)
+      T.eq(sb, 400, json.encode(c)); T.match(b.detail, c.cpus and "field 'cpus'" or "field 'memory'")
+    end
+    for _, id in ipairs(ids) do T.eq((call("close", { sandbox_id = id })), 200) end
+    r = reserved()
+    T.eq(r.cpus, 0); T.eq(r.memory, 0)
+    T.eq(small.get("sandboxes", {}).result.total, 0, "none left")
+  end)
+  small.stop()
+  os.execute("rm -rf '" .. home .. "'")
+  if not ok then error(err, 0) end
+end)
+
 T.test("rock.envs on a remote sandbox (as a fleet front places them): /env/* pass through", function()
   local sb = rock.sandbox.start{ base_url = srv.url, image = image }
   local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = sb })

@@ -81,6 +81,8 @@ function M.make(env_id, spec, opts)
     local so = {}
     for k, v in pairs(opts.sandbox_opts or {}) do so[k] = v end
     so.image = so.image or spec.image
+    so.cpus = so.cpus or spec.cpus
+    so.memory = so.memory or spec.memory
     sb, owns = require("rock.sandbox").start(so), true
   end
   local ok, r = pcall(sb._op, sb, "env/start",

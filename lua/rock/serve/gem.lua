@@ -1,9 +1,12 @@
 --- rock.serve.gem: GEM's environment API of ROCK, under /apis/v1/envs/gem/
 -- (ROCK-API.md "GEM env API"; docs/environments.md): bare JSON, no
--- envelope. POST make {env_id} -> {sandbox_id}: a sandbox of its own
--- (the registry's: admission, lease and placement as any sandbox; image
--- from $ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE, else the registration's, else
--- ROCK's python:3.11) holding the environment (rock.envs.make); reset
+-- envelope. POST make {env_id, cpus?, memory?} -> {sandbox_id}: a
+-- sandbox of its own (the registry's: admission, lease and placement as
+-- any sandbox; image from $ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE, else the
+-- registration's, else ROCK's python:3.11) holding the environment
+-- (rock.envs.make); it asks for cpus and memory (rock's fields), else the
+-- registration's, else DEFAULT_CPUS and DEFAULT_MEMORY: not ROCK's 2
+-- CPUs and 8g of a sandbox, so a node holds many environments; reset
 -- {sandbox_id, seed?} -> {observation, info}; step {sandbox_id, action}
 -- -> {observation, reward, terminated, truncated, info}, or (rock's) step
 -- {steps: [{sandbox_id, action}, ...]} -> {results: [...]} stepping them
@@ -20,12 +23,19 @@ local json = require "rock.json"
 local errors = require "rock.errors"
 local task = require "rock.task"
 local envs = require "rock.envs"
+local images = require "rock.images"
+local sandbox = require "rock.sandbox"
 
 local M = {}
 
 M.PREFIX = "/apis/v1/envs/gem/"
 M.DEFAULT_IMAGE = "python:3.11" -- ROCK's
 M.START_WAIT = 300 -- seconds a make waits for its sandbox (ROCK's cap)
+-- What make asks of the node (admission, and the sandbox's limits) for an
+-- environment whose registration says nothing (rock.envs: the shipped
+-- games ask for less): a process in a language runtime, idle between steps
+M.DEFAULT_CPUS = 0.5
+M.DEFAULT_MEMORY = "1g"
 
 local STATUS = { invalid_argument = 400, bad_request = 400, not_found = 404, sandbox_not_found = 404,
   env_error = 409, conflict = 409, sandbox_not_alive = 410, timeout = 504,
@@ -60,14 +70,32 @@ end
 
 local function info_of(i) return type(i) == "table" and i or {} end -- {} is written as {}
 
+-- make's request of the node: args' cpus and memory (checked), else spec's, else the defaults
+local function request_of(args, spec)
+  local cpus, mem = args.cpus, args.memory
+  if cpus == json.null then cpus = nil end
+  if mem == json.null then mem = nil end
+  if cpus ~= nil and (type(cpus) ~= "number" or not (cpus > 0 and cpus <= sandbox.MAX_CPUS)) then
+    bad("field 'cpus' must be a number above 0, up to " .. sandbox.MAX_CPUS)
+  end
+  if mem ~= nil then
+    local ok, n = pcall(images.parse_size, mem, "memory")
+    if (type(mem) ~= "string" and type(mem) ~= "number") or not ok or not n or n <= 0 then
+      bad("field 'memory' must be a size above 0: \"512m\", \"2g\", or bytes")
+    end
+  end
+  return cpus or spec.cpus or M.DEFAULT_CPUS, mem or spec.memory or M.DEFAULT_MEMORY
+end
+
 local function make(srv, args)
   local id = str(args, "env_id")
   local spec = envs.spec(id)
   if not spec then fail(404, "not_found", "no environment '" .. id .. "'; /list has the registered ids") end
+  local cpus, memory = request_of(args, spec)
   local reg = srv.registry
   local image = os.getenv("ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE")
   if not image or image == "" then image = spec.image or M.DEFAULT_IMAGE end
-  local entry = reg:start({ image = image }, {})
+  local entry = reg:start({ image = image, cpus = cpus, memory = memory }, {})
   if not reg:wait_started(entry, M.START_WAIT) then
     reg:stop(entry, "start_timeout")
     fail(504, "timeout", "the sandbox for " .. id .. " did not start within " .. M.START_WAIT .. " s; it is stopped")
