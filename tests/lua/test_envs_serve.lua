@@ -276,6 +276,91 @@ T.test("make asks the node for little: 32 games on a 2-CPU 4 GB node at once; cp
   if not ok then error(err, 0) end
 end)
 
+T.test("error codes map to clear statuses: a failed start 503 and nothing kept, a cancelled call 410 (issue 21)", function()
+  local G = require "rock.serve.gem"
+  local kept
+  local function fake(start_error, env)
+    kept = {}
+    local entry = { id = "rk-fake", state = start_error and "stopped" or "running", start_error = start_error, sb = {} }
+    local reg = {
+      start = function() kept[entry.id] = true; return entry end,
+      wait_started = function() return true end,
+      stop = function() end, delete = function() kept[entry.id] = nil end,
+      get = function(_, id) return kept[id] and entry or nil end,
+      live = function() return entry.sb end, release = function() end,
+    }
+    if env then kept[entry.id] = true end
+    return { registry = reg, gem_envs = env and { [entry.id] = env } or {} }
+  end
+  local req = { method = "POST" }
+  local function body(t) return function() return t end end
+  for _, c in ipairs({
+    { rock.errors.new("sandbox_start_failed", "the engine said no"), 503, "sandbox_start_failed", "the engine said no" },
+    { "a string from a backend", 503, "sandbox_start_failed", "a string from a backend" },
+    { rock.errors.new("engine_unavailable", "no docker"), 503, "engine_unavailable", "no docker" },
+    { rock.errors.new("timeout", "startup_timeout passed"), 504, "timeout", "startup_timeout" },
+  }) do
+    local st, b = G.handle(fake(c[1]), "make", req, body({ env_id = "game:Sokoban-v0-easy" }))
+    T.eq(st, c[2], tostring(c[1])); T.eq(b.code, c[3]); T.match(b.detail, c[4])
+    T.eq(next(kept), nil, "the failed make's entry is deleted")
+  end
+  local function env_raising(err) return { step = function() error(err, 0) end } end
+  local st, b = G.handle(fake(nil, env_raising(rock.errors.new("cancelled", "stopped"))), "step", req,
+    body({ sandbox_id = "rk-fake", action = "x" }))
+  T.eq(st, 410); T.eq(b.code, "cancelled")
+  st, b = G.handle(fake(nil, env_raising(rock.errors.new("git_failed", "?"))), "step", req,
+    body({ sandbox_id = "rk-fake", action = "x" }))
+  T.eq(st, 500, "a code nobody mapped is still a 500"); T.eq(b.code, "git_failed")
+end)
+
+T.test("a step under way when its environment is closed answers 410 cancelled, at once (issue 21)", function()
+  if backend ~= "local" or not T.sh("command -v python3"):find("python3") then
+    print("skip: a gem adapter environment in rock serve needs the local backend and python3 on the host")
+    return
+  end
+  -- a stand-in gem module whose step takes long; ROCK_GEM_ENVS registers it at load
+  local dir = T.sh("mktemp -d"):gsub("%s+$", "")
+  local f = assert(io.open(dir .. "/gem.py", "w"))
+  f:write([[
+import time
+class Slow:
+    def reset(self, seed=None):
+        return "ready", {}
+    def step(self, action):
+        time.sleep(1000)
+    def close(self):
+        pass
+def make(env_id):
+    return Slow()
+]])
+  f:close()
+  local home = T.sh("mktemp -d"):gsub("%s+$", "")
+  local s2 = S.start{ backend = backend, home = home,
+    env = "ROCK_GEM_ENVS=test:Slow-v0 PYTHONPATH=" .. dir .. " ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE=" .. image }
+  local ok, err = pcall(function()
+    local function call(name, body)
+      local res = s2.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
+        headers = { ["Content-Type"] = "application/json" } }
+      return res.status, json.decode(res.body)
+    end
+    local st, m = call("make", { env_id = "test:Slow-v0" })
+    T.eq(st, 200, json.encode(m))
+    T.eq(select(2, call("reset", { sandbox_id = m.sandbox_id })).observation, "ready")
+    local stepping = rock.spawn(call, "step", { sandbox_id = m.sandbox_id, action = "go" })
+    rock.sleep(0.5)
+    local t0 = rock.uv.now()
+    T.eq((call("close", { sandbox_id = m.sandbox_id })), 200)
+    local s3, r = rock.wait(stepping)
+    T.ok(rock.uv.now() - t0 < 4000, "the close did not wait for the step")
+    T.eq(s3, 410, json.encode(r)); T.eq(r.code, "cancelled")
+    T.match(r.detail, "was closed while this step ran")
+    T.eq(s2.get("sandboxes", {}).result.total, 0, "none left")
+  end)
+  s2.stop()
+  os.execute("rm -rf '" .. home .. "' '" .. dir .. "'")
+  if not ok then error(err, 0) end
+end)
+
 T.test("rock.envs on a remote sandbox (as a fleet front places them): /env/* pass through", function()
   local sb = rock.sandbox.start{ base_url = srv.url, image = image }
   local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = sb })

@@ -12,10 +12,12 @@
 -- {steps: [{sandbox_id, action}, ...]} -> {results: [...]} stepping them
 -- concurrently; close {sandbox_id} -> {sandbox_id}: the sandbox stopped
 -- and forgotten; list -> {env_id: [the registered ids]}. Where ROCK
--- answers a traceback, this answers HTTP 4xx {detail, code}: 400 a bad
+-- answers a traceback, this answers {detail, code} (STATUS): 400 a bad
 -- field, 404 an unknown env_id or sandbox_id, 409 the environment's own
--- error, 410 an environment that died (its last words in detail), 504 a
--- call past its timeout. An environment idle past its sandbox's lease is
+-- error, 410 an environment that died (its last words in detail) or was
+-- closed while the call ran, 503 a sandbox the node cannot hold or
+-- start, 504 a call past its timeout; 500 only for a bug. A make that
+-- fails leaves no sandbox behind. An environment idle past its lease is
 -- closed with it (the registry's reaper). Answers carry numbers exactly
 -- (json.encode_exact: a reward reads back as the double the environment
 -- wrote).
@@ -37,9 +39,12 @@ M.START_WAIT = 300 -- seconds a make waits for its sandbox (ROCK's cap)
 M.DEFAULT_CPUS = 0.5
 M.DEFAULT_MEMORY = "1g"
 
+-- rock.errors codes -> HTTP statuses; anything else is a 500 (a bug)
 local STATUS = { invalid_argument = 400, bad_request = 400, not_found = 404, sandbox_not_found = 404,
-  env_error = 409, conflict = 409, sandbox_not_alive = 410, timeout = 504,
-  insufficient_resources = 503, image_not_found = 404 }
+  image_not_found = 404, env_error = 409, conflict = 409, sandbox_not_alive = 410, cancelled = 410,
+  timeout = 504, insufficient_resources = 503, sandbox_start_failed = 503, engine_unavailable = 503,
+  engine_error = 503, node_lost = 503, connection_failed = 503, spawn_failed = 503 }
+M.STATUS = STATUS
 
 local function fail(status, code, detail)
   error({ gem_status = status, code = code, detail = detail }, 0)
@@ -66,6 +71,18 @@ local function env_of(srv, id, held)
       tostring(errors.is(err) and err.message or err))
   end
   return e
+end
+
+-- env_of(id):method(arg); a call that fails because a close came
+-- meanwhile (the environment stopped under it) says so: 410 cancelled
+local function call(srv, id, held, method, arg)
+  local e = env_of(srv, id, held)
+  local r = table.pack(pcall(e[method], e, arg))
+  if r[1] then return table.unpack(r, 2, r.n) end
+  if srv.gem_envs[id] ~= e then
+    fail(410, "cancelled", "the environment in sandbox '" .. id .. "' was closed while this " .. method .. " ran")
+  end
+  error(r[2], 0)
 end
 
 local function info_of(i) return type(i) == "table" and i or {} end -- {} is written as {}
@@ -96,17 +113,22 @@ local function make(srv, args)
   local image = os.getenv("ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE")
   if not image or image == "" then image = spec.image or M.DEFAULT_IMAGE end
   local entry = reg:start({ image = image, cpus = cpus, memory = memory }, {})
+  -- a make that fails leaves nothing: its sandbox_id was never given out
+  local function drop(event) pcall(reg.stop, reg, entry, event); pcall(reg.delete, reg, entry) end
   if not reg:wait_started(entry, M.START_WAIT) then
-    reg:stop(entry, "start_timeout")
+    drop("start_timeout")
     fail(504, "timeout", "the sandbox for " .. id .. " did not start within " .. M.START_WAIT .. " s; it is stopped")
   end
   if entry.state ~= "running" then
     local err = entry.start_error
-    error(errors.is(err) and err or errors.new("sandbox_start_failed", tostring(err or entry.state)), 0)
+    drop("start_failed")
+    if errors.is(err) and STATUS[err.code] then error(err, 0) end -- its own code: insufficient_resources, ...
+    fail(503, "sandbox_start_failed", "the sandbox for " .. id .. " did not start: " ..
+      tostring(errors.is(err) and err.message or err or entry.state))
   end
   local ok, env = pcall(envs.make, id, { sandbox = entry.sb })
   if not ok then
-    reg:stop(entry, "env_failed")
+    drop("env_failed")
     error(env, 0)
   end
   srv.gem_envs[entry.id] = env
@@ -121,7 +143,7 @@ local function reset(srv, args, held)
     seed = type(seed) == "number" and math.tointeger(seed)
     if not seed then bad("field 'seed' must be an integer or absent") end
   end
-  local obs, info = env_of(srv, id, held):reset(seed)
+  local obs, info = call(srv, id, held, "reset", seed)
   return { observation = obs, info = info_of(info) }
 end
 
@@ -135,7 +157,7 @@ end
 
 local function step_one(srv, args, held)
   local id, action = step_args(args, "")
-  local obs, reward, term, trunc, info = env_of(srv, id, held):step(action)
+  local obs, reward, term, trunc, info = call(srv, id, held, "step", action)
   return { observation = obs, reward = reward, terminated = term, truncated = trunc, info = info_of(info) }
 end
 
