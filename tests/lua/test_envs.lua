@@ -282,6 +282,18 @@ done]], 5, { close_timeout = 1 })
   T.ok(rock.uv.now() - t0 < 900, "a dead environment closes at once")
 end)
 
+T.test("/env/call refuses a timeout of 0 or less: a call always has one (issue 21)", function()
+  local e = make("game:GuessTheNumber-v0-easy")
+  for _, t in ipairs({ 0, -1, 86401, "5" }) do
+    local ok, err = pcall(sb._op, sb, "env/call", { env = e.handle, request = { op = "reset", seed = 1 }, timeout = t }, 30)
+    T.ok(not ok and err.code == "invalid_argument", "timeout " .. tostring(t) .. ": " .. tostring(err))
+    T.match(err.message, "timeout")
+  end
+  T.match(e:reset(1), "^You are playing Guess The Number", "the environment is untouched")
+  T.raises("invalid_argument", make, "game:GuessTheNumber-v0-easy", { timeout = 0 })
+  e:close()
+end)
+
 T.test("a process environment that crashes: exit status and stderr's tail", function()
   local e = sh_env([[read -r line
 i=0; while [ $i -lt 300 ]; do echo "noise line $i" >&2; i=$((i + 1)); done
