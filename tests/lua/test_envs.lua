@@ -180,6 +180,35 @@ T.test("GuessTheNumber: hints, repeats, out of range, and the soft reward 1 - |G
   error("no seed in 1..50 drew a target >= 5")
 end)
 
+T.test("GuessTheNumber: a guess is printed as GEM prints it, however long; 0 is no guess (issue 21)", function()
+  local e = make("game:GuessTheNumber-v0-hard") -- 1..50 in 7 turns
+  e:reset(1)
+  T.eq(e:step("\\boxed{1000000000000}"), "At turn 1, you guessed 1000000000000, which is outside the range specified.")
+  local long = ("9876543210"):rep(8)
+  T.eq(e:step("\\boxed{3} then \\boxed{000" .. long .. "}"),
+    "At turn 2, you guessed " .. long .. ", which is outside the range specified.", "80 digits, leading zeros dropped")
+  T.match(e:step("\\boxed{007}"), "^At turn 3, you guessed 7, ")
+  local o, r, term = e:step("\\boxed{0000}")
+  T.eq(o, "At turn 4, you did not provide a valid guess."); T.eq(r, -0.1); T.eq(term, true)
+  e:close()
+end)
+
+T.test("a step before any reset plays a fresh episode, as GEM's environments reset when made (issue 21)", function()
+  for _, id in ipairs(envs.SHIPPED) do
+    local e = make(id)
+    if id:find("Guess") then -- out of every range: no luck involved
+      local o, r, term, trunc, info = e:step("\\boxed{1000}")
+      T.eq(o, "At turn 1, you guessed 1000, which is outside the range specified.", id)
+      T.eq(r, 0); T.eq(term, false); T.eq(trunc, false); T.eq(info.suffix, "Enter your next guess.")
+    else -- a room one move from solved is rare, not impossible
+      local o, _, _, trunc, info = e:step("\\boxed{up}")
+      T.ok(o:find("^At turn 1, you ") or o:find("^Congratulations!"), id .. ": " .. o)
+      T.eq(trunc, false); T.match(info.suffix, "^Here is the current board layout:\n")
+    end
+    e:close()
+  end
+end)
+
 T.test("Sokoban: a move says moved, a push says pushed, as the board changes", function()
   local e = make("game:Sokoban-v0-easy")
   local pushes = 0

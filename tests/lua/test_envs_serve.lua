@@ -161,8 +161,9 @@ T.test("bad input: 4xx with a message, never a traceback", function()
   T.eq(s1, 400); T.match(a.detail, "action")
   local s2, b = gem("reset", { sandbox_id = e.id, seed = "x" })
   T.eq(s2, 400); T.match(b.detail, "seed")
-  local s3, c = gem("step", { sandbox_id = e.id, action = "\\boxed{1}" })
-  T.eq(s3, 409, "step before reset: the environment's own error"); T.match(c.detail, "reset")
+  local s3, c = gem("step", { sandbox_id = e.id, action = "\\boxed{11}" })
+  T.eq(s3, 200, "a step before reset plays the episode made with the environment, as GEM's")
+  T.eq(c.observation, "At turn 1, you guessed 11, which is outside the range specified.")
   e:close()
 end)
 
@@ -313,7 +314,7 @@ T.test("error codes map to clear statuses: a failed start 503 and nothing kept, 
   T.eq(st, 500, "a code nobody mapped is still a 500"); T.eq(b.code, "git_failed")
 end)
 
-T.test("a step under way when its environment is closed answers 410 cancelled, at once (issue 21)", function()
+T.test("a gem adapter environment over HTTP: its error 409; a step under way when it is closed 410, at once (issue 21)", function()
   if backend ~= "local" or not T.sh("command -v python3"):find("python3") then
     print("skip: a gem adapter environment in rock serve needs the local backend and python3 on the host")
     return
@@ -327,6 +328,8 @@ class Slow:
     def reset(self, seed=None):
         return "ready", {}
     def step(self, action):
+        if action == "boom":
+            raise ValueError("bad action")
         time.sleep(1000)
     def close(self):
         pass
@@ -346,6 +349,8 @@ def make(env_id):
     local st, m = call("make", { env_id = "test:Slow-v0" })
     T.eq(st, 200, json.encode(m))
     T.eq(select(2, call("reset", { sandbox_id = m.sandbox_id })).observation, "ready")
+    local s1, b = call("step", { sandbox_id = m.sandbox_id, action = "boom" })
+    T.eq(s1, 409, "the environment's own error"); T.eq(b.code, "env_error"); T.match(b.detail, "ValueError: bad action")
     local stepping = rock.spawn(call, "step", { sandbox_id = m.sandbox_id, action = "go" })
     rock.sleep(0.5)
     local t0 = rock.uv.now()
