@@ -352,6 +352,39 @@ T.test("a process environment that hangs: the call times out, the rocklet answer
   e:close()
 end)
 
+T.test("a step that hangs times out; meanwhile the rocklet and the other environments answer (issue 21)", function()
+  local e = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"ready","info":{}}' ;;
+    *step*) sleep 1000 ;;
+  esac
+done]], 3)
+  T.eq(e:reset(1), "ready")
+  local other = make("game:GuessTheNumber-v0-easy")
+  local t0 = rock.uv.now()
+  local stepping = rock.spawn(function()
+    local ok, err = pcall(e.step, e, "x")
+    return ok, err, rock.uv.now() - t0
+  end)
+  rock.sleep(0.3) -- the step is under way, its environment asleep
+  local answered = {}
+  for i = 1, 5 do -- the rocklet serves its routes and the other environment during the hang
+    T.eq(sb:execute{ command = { "echo", "alive" } }.stdout, "alive\n")
+    T.match(other:reset(i), "^You are playing Guess The Number")
+    T.match((other:step("\\boxed{1000}")), "^At turn 1, you guessed 1000")
+    answered[i] = rock.uv.now() - t0
+  end
+  local ok, err, at = rock.wait(stepping)
+  T.ok(not ok and err.code == "timeout", "the step timed out: " .. tostring(err))
+  T.ok(at >= 2900 and at < 10000, "at its timeout: " .. at .. " ms")
+  T.ok(at > answered[5], "the other calls were all answered during the hang: " .. answered[5] .. " ms")
+  T.raises("sandbox_not_alive", e.step, e, "x")
+  T.ok(gone(e.pid), "killed")
+  other:close()
+  e:close()
+end)
+
 T.test("a line that is not JSON is a clear error naming it; the environment is killed", function()
   local e = sh_env([[read -r line; echo 'Loading model weights...'; echo '{"observation":"late","info":{}}'; sleep 1000]])
   local ok, err = pcall(e.reset, e, 1)

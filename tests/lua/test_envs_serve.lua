@@ -49,9 +49,9 @@ end
 -- the target, its last guess in range: the seed, the guesses and what the
 -- Lua API answered, whose last reward 1 - |G - T| / 9 needs more than
 -- cjson's 14 digits (the HTTP answers must match it exactly)
+local lua_sb = rock.sandbox.start(T.sandbox_opts()) -- the Lua API's side of the comparisons
 local SOFT = (function()
-  local sb = rock.sandbox.start(T.sandbox_opts())
-  local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = sb })
+  local e = rock.envs.make("game:GuessTheNumber-v0-easy", { sandbox = lua_sb })
   for seed = 1, 50 do
     local target = tonumber(solvers.guess(e, seed):match("correct number (%d+)"))
     local guesses = {}
@@ -61,7 +61,7 @@ local SOFT = (function()
     for i, g in ipairs(guesses) do want[i] = table.pack(e:step("\\boxed{" .. g .. "}")) end
     local r = want[4][2]
     if tonumber(string.format("%.14g", r)) ~= r then
-      e:close(); sb:stop()
+      e:close()
       return { seed = seed, guesses = guesses, want = want }
     end
   end
@@ -117,17 +117,68 @@ T.test("ROCK's flow: make Sokoban-v0-easy, reset, step \\boxed{up}, close", func
   T.eq((gem("close", { sandbox_id = id })), 404)
 end)
 
+-- An episode of id to max turns, played through the Lua API: the seed,
+-- the actions and each step's results. GuessTheNumber: in-range guesses
+-- from the top that miss the target; Sokoban: moves round the compass.
+local function to_max_turns(id, seed)
+  local e = rock.envs.make(id, { sandbox = lua_sb })
+  local actions = {}
+  if id:find("Guess") then
+    local target = tonumber(solvers.guess(e, seed):match("correct number (%d+)"))
+    local lo, hi = e:reset(seed):match("between (%d+) and (%d+)")
+    for g = tonumber(hi), tonumber(lo), -1 do
+      if g ~= target then actions[#actions + 1] = "\\boxed{" .. g .. "}" end
+    end
+  else
+    for i = 1, 60 do actions[i] = "\\boxed{" .. ({ "up", "left", "down", "right" })[i % 4 + 1] .. "}" end
+  end
+  local obs, info = e:reset(seed)
+  local want = {}
+  for i, a in ipairs(actions) do
+    want[i] = table.pack(e:step(a))
+    if want[i][3] then break end
+  end
+  e:close()
+  return { seed = seed, obs = obs, info = info, actions = actions, want = want }
+end
+
+-- the episode of an id: GuessTheNumber's target (its text names only the range), Sokoban's room
+local function episode(e, id, seed)
+  if id:find("Guess") then return (solvers.guess(e, seed)) end
+  return select(2, e:reset(seed)).suffix
+end
+
 for _, id in ipairs(rock.envs.SHIPPED) do
-  T.test(id .. " over HTTP: seeds, the solver wins, a bad action is GEM's format error", function()
+  T.test(id .. " over HTTP: seeds, the solver wins, GEM's format error, max turns as the Lua API's", function()
     local e = remote(id)
     local a, ia = e:reset(3)
     local b, ib = e:reset(3)
     T.eq(b, a); T.eq(ib.suffix, ia.suffix)
+    local first, differs = episode(e, id, 3), false
+    T.eq(episode(e, id, 3), first, "same seed, same episode")
+    for seed = 4, 20 do differs = differs or episode(e, id, seed) ~= first end
+    T.ok(differs, "another seed, another episode")
     local o, r, term, trunc = (id:find("Guess") and solvers.guess or solvers.sokoban)(e, 9)
     T.match(o, "^Congratulations!"); T.eq(r, 1.0); T.eq(term, true); T.eq(trunc, false)
     e:reset(9)
-    local _, r2, term2 = e:step("no box")
-    T.eq(r2, -0.1); T.eq(term2, true)
+    local o2, r2, term2, trunc2, info2 = e:step("no box \\boxed{} \\boxed{sideways}")
+    T.eq(o2, id:find("Guess") and "At turn 1, you did not provide a valid guess."
+      or "At turn 1, your submitted action is not valid.")
+    T.eq(r2, -0.1); T.eq(term2, true); T.eq(trunc2, false); T.eq(type(info2.suffix), "string")
+    -- max turns: the same episode as the Lua API's, step for step, numbers exact
+    local ep = to_max_turns(id, 11)
+    local obs, info = e:reset(ep.seed)
+    T.eq(obs, ep.obs); T.eq(info.suffix, ep.info.suffix)
+    for i, w in ipairs(ep.want) do
+      local o3, r3, term3, trunc3, info3 = e:step(ep.actions[i])
+      T.eq(o3, w[1], "step " .. i); T.ok(r3 == w[2], string.format("reward %d: %.17g, want %.17g", i, r3, w[2]))
+      T.eq(term3, w[3]); T.eq(trunc3, w[4]); T.eq(info3.suffix, w[5].suffix)
+    end
+    local last = ep.want[#ep.want]
+    if not last[1]:find("^Congratulations!") then -- the compass walk may solve a room, rarely
+      T.eq(last[1], "You have reached the maximum number of turns.")
+      T.eq(last[3], true); T.eq(last[4], true, "truncated")
+    end
     e:close()
   end)
 end
@@ -429,5 +480,6 @@ T.test("an environment idle past its lease is closed with its sandbox", function
   os.execute("rm -rf '" .. home .. "'")
 end)
 
+lua_sb:stop()
 srv.stop()
 T.done()
