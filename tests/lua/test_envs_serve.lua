@@ -287,7 +287,7 @@ T.test("make asks the node for little, or what its body says; what a node can ne
       return res.status, json.decode(res.body)
     end
     local function reserved() return small.get("node", {}).result.reserved end
-    local N, tasks = 8, {}
+    local N, tasks = 4, {}
     for i = 1, N do tasks[i] = rock.spawn(call, "make", { env_id = "game:GuessTheNumber-v0-hard" }) end
     local ids = {}
     for i, t in ipairs(tasks) do
@@ -327,7 +327,7 @@ T.test("make asks the node for little, or what its body says; what a node can ne
     end
     for _, id in ipairs(ids) do T.eq((call("close", { sandbox_id = id })), 200) end
     r = reserved()
-    T.eq(r.cpus, 0); T.eq(r.memory, 0)
+    T.ok(math.abs(r.cpus) < 1e-9, "no CPU held: " .. r.cpus); T.eq(r.memory, 0)
     T.eq(small.get("sandboxes", {}).result.total, 0, "none left")
   end)
   small.stop()
