@@ -361,7 +361,7 @@ void rock_envproc_call(rock_envproc_t *p, const char *line, size_t len, double t
   p->pending = 1;
   p->fn = fn;
   p->data = data;
-  if (timeout > 0) uv_timer_start(&p->timer, on_timeout, (uint64_t)(timeout * 1000), 0);
+  uv_timer_start(&p->timer, on_timeout, (uint64_t)(timeout * 1000), 0);
 }
 
 /* The call stays under way (a next call is a conflict) until its answer

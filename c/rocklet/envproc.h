@@ -34,7 +34,8 @@ rock_envproc_t *rock_envproc_find(unsigned long id);
 unsigned long rock_envproc_id(const rock_envproc_t *p);
 pid_t rock_envproc_pid(const rock_envproc_t *p);
 /* Send one line (a JSON object's text, without newline) and call fn with
- * the answer, once. A call already under way: ROCK_E_CONFLICT, at once. */
+ * the answer, once; past timeout seconds (> 0: the caller checks) it is
+ * killed. A call already under way: ROCK_E_CONFLICT, at once. */
 void rock_envproc_call(rock_envproc_t *p, const char *line, size_t len, double timeout,
                        rock_envproc_fn fn, void *data);
 /* The caller of the call under way went away: its answer is dropped. */

@@ -2,7 +2,8 @@
  *   /env/start {command: [argv...] | env_id, env?, cwd?} -> {env, pid}
  *     env_id names a shipped environment: this rocklet's own `gem ENV_ID`
  *   /env/call {env, request: {...}, timeout?} -> the environment's answer,
- *     the JSON object it printed, as it is
+ *     the JSON object it printed, as it is; timeout is above 0 (a call
+ *     never waits forever: a step must not hang its caller)
  *   /env/stop {env} -> {stopped: true}
  * A client that goes away during a call stops waiting; its answer is
  * dropped when it comes. */
@@ -94,6 +95,8 @@ void env_call(rock_http_req_t *req, json_t *args) {
   if (!p) return;
   char *err = NULL;
   double timeout = arg_seconds(args, "timeout", ENV_DEFAULT_TIMEOUT, ENV_MAX_TIMEOUT, &err);
+  if (!err && !(timeout > 0))
+    err = strdup("field 'timeout' must be a number of seconds above 0, up to 86400: a call always has one");
   json_t *r = json_object_get(args, "request");
   if (!err && !json_is_object(r)) err = strdup("field 'request' must be a JSON object");
   if (err) {

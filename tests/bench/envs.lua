@@ -71,7 +71,9 @@ report("in-process rock.envs, 1 environment", drive(1, function() e:step(ACTION)
 e:close()
 sb:stop()
 
-local srv = S.start{ backend = "local" }
+-- a small node's budget (serve_client's default is boundless): the 64
+-- environments fit in it as they ask (0.05 CPU, 64 MB each)
+local srv = S.start{ backend = "local", args = { "--budget-cpu", "4", "--budget-memory-gb", "8" } }
 local function post(name, body)
   local res = srv.raw{ method = "POST", path = "/apis/v1/envs/gem/" .. name, body = json.encode(body),
     headers = { ["Content-Type"] = "application/json" } }

@@ -180,6 +180,35 @@ T.test("GuessTheNumber: hints, repeats, out of range, and the soft reward 1 - |G
   error("no seed in 1..50 drew a target >= 5")
 end)
 
+T.test("GuessTheNumber: a guess is printed as GEM prints it, however long; 0 is no guess (issue 21)", function()
+  local e = make("game:GuessTheNumber-v0-hard") -- 1..50 in 7 turns
+  e:reset(1)
+  T.eq(e:step("\\boxed{1000000000000}"), "At turn 1, you guessed 1000000000000, which is outside the range specified.")
+  local long = ("9876543210"):rep(8)
+  T.eq(e:step("\\boxed{3} then \\boxed{000" .. long .. "}"),
+    "At turn 2, you guessed " .. long .. ", which is outside the range specified.", "80 digits, leading zeros dropped")
+  T.match(e:step("\\boxed{007}"), "^At turn 3, you guessed 7, ")
+  local o, r, term = e:step("\\boxed{0000}")
+  T.eq(o, "At turn 4, you did not provide a valid guess."); T.eq(r, -0.1); T.eq(term, true)
+  e:close()
+end)
+
+T.test("a step before any reset plays a fresh episode, as GEM's environments reset when made (issue 21)", function()
+  for _, id in ipairs(envs.SHIPPED) do
+    local e = make(id)
+    if id:find("Guess") then -- out of every range: no luck involved
+      local o, r, term, trunc, info = e:step("\\boxed{1000}")
+      T.eq(o, "At turn 1, you guessed 1000, which is outside the range specified.", id)
+      T.eq(r, 0); T.eq(term, false); T.eq(trunc, false); T.eq(info.suffix, "Enter your next guess.")
+    else -- a room one move from solved is rare, not impossible
+      local o, _, _, trunc, info = e:step("\\boxed{up}")
+      T.ok(o:find("^At turn 1, you ") or o:find("^Congratulations!"), id .. ": " .. o)
+      T.eq(trunc, false); T.match(info.suffix, "^Here is the current board layout:\n")
+    end
+    e:close()
+  end
+end)
+
 T.test("Sokoban: a move says moved, a push says pushed, as the board changes", function()
   local e = make("game:Sokoban-v0-easy")
   local pushes = 0
@@ -214,10 +243,19 @@ local scratch = sb.backend == "local" and T.scratch(sb) or "/tmp"
 local APPLETS = [[
 for a in head tr sleep grep; do command -v $a >/dev/null || eval "$a() { busybox $a \"\$@\"; }"; done
 ]]
-local function sh_env(script, timeout)
+local function sh_env(script, timeout, extra)
   T.ok(sb:write_file{ path = scratch .. "/env.sh", content = APPLETS .. script }.success ~= false)
   envs.register("test:sh", { command = { "sh", scratch .. "/env.sh" } })
-  return make("test:sh", { timeout = timeout })
+  local o = { timeout = timeout }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return make("test:sh", o)
+end
+
+-- whether pid is gone from the sandbox (killed and reaped), within 2 s
+local function gone(pid)
+  local script = "for i in 1 2 3 4 5 6 7 8 9 10; do [ -e /proc/" .. pid .. " ] || { echo gone; exit; }; " ..
+    APPLETS .. "sleep 0.2; done; echo there"
+  return sb:execute{ command = { "sh", "-c", script } }.stdout == "gone\n"
 end
 
 T.test("a process environment in sh: reset, step (blank lines are fine), its own error", function()
@@ -235,6 +273,52 @@ done]])
   T.eq(o2, "o"); T.eq(r, 0.5); T.eq(term, true); T.eq(trunc, false)
   T.raises("env_error", function() return e:_call_raw() end)
   e:close()
+  e:close()
+end)
+
+T.test("close sends GEM's {\"op\":\"close\"} first; a close that hangs is cut at close_timeout (issue 21)", function()
+  local marker = scratch .. "/closed.marker" -- a new sandbox's scratch: not there yet
+  local e = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"hi","info":{}}' ;;
+    *close*) echo "$line" > ']] .. marker .. [['; echo '{"closed":true}'; exit 0 ;;
+  esac
+done]])
+  e:reset(1)
+  local pid = e.pid
+  e:close()
+  T.eq(sb:read_file{ path = marker }.content, '{"op":"close"}\n', "the environment saw close")
+  T.ok(gone(pid), "and it is gone")
+  T.raises("invalid_argument", sh_env, "exit 0", 5, { close_timeout = 0 })
+  local hung = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"hi","info":{}}' ;;
+    *close*) sleep 1000 ;;
+  esac
+done]], 5, { close_timeout = 1 })
+  hung:reset(1)
+  local t0 = rock.uv.now()
+  hung:close()
+  local took = rock.uv.now() - t0
+  T.ok(took >= 900 and took < 5000, "close waited its close_timeout, no more: " .. took .. " ms")
+  T.ok(gone(hung.pid), "the hung environment is killed")
+  local dead = sh_env("exit 0")
+  t0 = rock.uv.now()
+  dead:close() -- already dead: nothing to wait for
+  T.ok(rock.uv.now() - t0 < 900, "a dead environment closes at once")
+end)
+
+T.test("/env/call refuses a timeout of 0 or less: a call always has one (issue 21)", function()
+  local e = make("game:GuessTheNumber-v0-easy")
+  for _, t in ipairs({ 0, -1, 86401, "5" }) do
+    local ok, err = pcall(sb._op, sb, "env/call", { env = e.handle, request = { op = "reset", seed = 1 }, timeout = t }, 30)
+    T.ok(not ok and err.code == "invalid_argument", "timeout " .. tostring(t) .. ": " .. tostring(err))
+    T.match(err.message, "timeout")
+  end
+  T.match(e:reset(1), "^You are playing Guess The Number", "the environment is untouched")
+  T.raises("invalid_argument", make, "game:GuessTheNumber-v0-easy", { timeout = 0 })
   e:close()
 end)
 
@@ -264,6 +348,39 @@ T.test("a process environment that hangs: the call times out, the rocklet answer
   T.eq(sb:execute{ command = "echo alive" }.stdout, "alive\n")
   local ok2, err2 = pcall(e.reset, e, 1)
   T.ok(not ok2 and err2.code == "sandbox_not_alive", "killed after its timeout")
+  e:close()
+end)
+
+T.test("a step that hangs times out; meanwhile the rocklet and the other environments answer (issue 21)", function()
+  local e = sh_env([[
+while read -r line; do
+  case "$line" in
+    *reset*) echo '{"observation":"ready","info":{}}' ;;
+    *step*) sleep 1000 ;;
+  esac
+done]], 3)
+  T.eq(e:reset(1), "ready")
+  local other = make("game:GuessTheNumber-v0-easy")
+  local t0 = rock.uv.now()
+  local stepping = rock.spawn(function()
+    local ok, err = pcall(e.step, e, "x")
+    return ok, err, rock.uv.now() - t0
+  end)
+  rock.sleep(0.3) -- the step is under way, its environment asleep
+  local answered = {}
+  for i = 1, 5 do -- the rocklet serves its routes and the other environment during the hang
+    T.eq(sb:execute{ command = { "echo", "alive" } }.stdout, "alive\n")
+    T.match(other:reset(i), "^You are playing Guess The Number")
+    T.match((other:step("\\boxed{1000}")), "^At turn 1, you guessed 1000")
+    answered[i] = rock.uv.now() - t0
+  end
+  local ok, err, at = rock.wait(stepping)
+  T.ok(not ok and err.code == "timeout", "the step timed out: " .. tostring(err))
+  T.ok(at >= 2900 and at < 10000, "at its timeout: " .. at .. " ms")
+  T.ok(at > answered[5], "the other calls were all answered during the hang: " .. answered[5] .. " ms")
+  T.raises("sandbox_not_alive", e.step, e, "x")
+  T.ok(gone(e.pid), "killed")
+  other:close()
   e:close()
 end)
 

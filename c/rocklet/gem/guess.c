@@ -1,8 +1,9 @@
 /* guess.c: game:GuessTheNumber-v0-{easy,hard,random}, GEM's rules and
  * texts: a target drawn in [min, max] at reset, hints 'higher'/'lower',
- * the last \boxed{N} is the guess; no number is a format error (-0.1,
- * terminated); max_turns ends it truncated with the soft reward
- * 1 - |G - T| / (max - min). */
+ * the last \boxed{N} is the guess (any number of digits, printed as
+ * Python's int() prints it: no leading zeros, never clamped); no number,
+ * or 0, is a format error (-0.1, terminated); max_turns ends it truncated
+ * with the soft reward 1 - |G - T| / (max - min). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,17 +52,20 @@ static char *guess_reset(gem_env *e, gem_rng *rng) {
 
 static void guess_step(gem_env *e, const char *action, gem_step_t *o) {
   guess_t *g = (guess_t *)e;
-  char num[32];
+  size_t cap = strlen(action) + 1; /* the guess may be as long as the action */
+  char *num = malloc(cap);
+  if (!num) abort();
   g->turn++;
-  long long G = 0;
-  if (gem_last_boxed(action, digits, num, sizeof num)) {
-    size_t n = strlen(num), i = 0;
-    while (i + 1 < n && num[i] == '0') i++; /* int("007") == 7 */
-    G = n - i > 12 ? 1000000000000LL : atoll(num + i);
+  const char *N = "0"; /* the guess's digits as int() prints them */
+  if (gem_last_boxed(action, digits, num, cap)) {
+    N = num;
+    while (N[0] == '0' && N[1]) N++; /* int("007") == 7 */
   }
+  long long G = strlen(N) > 12 ? -1 : atoll(N); /* -1: past any range */
   o->terminated = o->truncated = 0;
   o->reward = 0;
   if (G == 0) { /* GEM: `if not player_guess` */
+    free(num);
     o->observation = gem_fmt("At turn %d, you did not provide a valid guess.", g->turn);
     o->reward = GEM_R_FORMAT_ERROR;
     o->terminated = 1;
@@ -70,8 +74,8 @@ static void guess_step(gem_env *e, const char *action, gem_step_t *o) {
   }
   int in_range = G >= g->min && G <= g->max;
   if (!in_range) {
-    o->observation = gem_fmt("At turn %d, you guessed %lld, which is outside the range specified.",
-                             g->turn, G);
+    o->observation = gem_fmt("At turn %d, you guessed %s, which is outside the range specified.",
+                             g->turn, N);
   } else if (g->guessed[G - g->min]) {
     o->observation = gem_fmt(
         "At turn %d, you guessed %lld, which has been already guessed before.", g->turn, G);
@@ -82,12 +86,14 @@ static void guess_step(gem_env *e, const char *action, gem_step_t *o) {
                                g->target, g->turn);
       o->reward = GEM_R_SUCCESS;
       o->terminated = 1;
+      free(num);
       return;
     }
     o->observation =
         gem_fmt("At turn %d, you guessed %lld, and the target number is %s than %lld.", g->turn, G,
                 g->target > G ? "higher" : "lower", G);
   }
+  free(num);
   if (g->turn >= g->max_turns) {
     free(o->observation);
     o->observation = gem_fmt("You have reached the maximum number of turns.");

@@ -5,7 +5,9 @@
  *   {"op":"step","action":TEXT} -> {"observation","reward","terminated","truncated","info"}
  *   {"op":"close"}              -> {"closed":true}, then exits 0
  * anything else -> {"error":MESSAGE}, and the process goes on. A reset
- * without a seed takes one from /dev/urandom. */
+ * without a seed takes one from /dev/urandom. As GEM's environments reset
+ * when made, the game is reset with such a seed at start: a step before
+ * any reset plays that episode. */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -95,9 +97,10 @@ int gem_main(int argc, char **argv) {
     if (argc == 3) fprintf(stderr, "rocklet gem: unknown environment %s\n", argv[2]);
     return 2;
   }
+  gem_rng first = {fresh_seed()}; /* GEM's __init__ calls reset() */
+  free(env->reset(env, &first));
   char *line = NULL;
   size_t cap = 0;
-  int live = 0; /* reset once */
   while (getline(&line, &cap, stdin) >= 0) {
     json_error_t jerr;
     json_t *req = json_loads(line, 0, &jerr);
@@ -116,12 +119,10 @@ int gem_main(int argc, char **argv) {
         char *obs = env->reset(env, &rng);
         answer(json_pack("{s:s, s:{s:s}}", "observation", obs, "info", "suffix", env->suffix));
         free(obs);
-        live = 1;
       }
     } else if (!strcmp(op, "step")) {
       const char *action = json_string_value(json_object_get(req, "action"));
       if (!action) error("step wants action, a string");
-      else if (!live) error("step before reset: reset the environment first");
       else {
         gem_step_t r;
         env->step(env, action, &r);

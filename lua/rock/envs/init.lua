@@ -6,7 +6,8 @@
 -- made by id from a registry: register(env_id, spec), make(env_id, opts),
 -- list(). A spec is either {make = function(env_id, opts) -> env} or a
 -- process environment {command = {argv...} | env_id = <shipped id>,
--- image = ?, timeout = ?} that runs inside a sandbox (process.lua). rock's
+-- image = ?, timeout = ?, cpus = ?, memory = ?} that runs inside a
+-- sandbox (process.lua; cpus and memory: what its sandbox asks). rock's
 -- shipped environments (GEM's GuessTheNumber and Sokoban, native: the
 -- rocklet's `gem` command) are registered here; gem_spec(env_id) serves
 -- an environment of an installed gem package (gem_adapter.py, in images
@@ -52,7 +53,9 @@ function M.spec(env_id) return registry[env_id] end
 --- Make an environment (*waits*). opts: sandbox (a running sandbox to
 --- hold it; it is not stopped on close), else sandbox_opts (for
 --- rock.sandbox.start; image defaults to the spec's), timeout (seconds
---- per call, default 60). Raises not_found for an unknown id.
+--- per call, default 60), close_timeout (seconds close() waits for the
+--- answer to GEM's {"op":"close"} before killing it, default 5). Raises
+--- not_found for an unknown id, invalid_argument for a timeout not above 0.
 function M.make(env_id, opts)
   opts = opts or {}
   if type(env_id) ~= "string" then errors.raise("invalid_argument", "make: env_id must be a string", { op = "make" }) end
@@ -84,7 +87,14 @@ function M.gem_spec(env_id, extra)
   return spec
 end
 
-for _, id in ipairs(M.SHIPPED) do M.register(id, { env_id = id }) end
+--- What a shipped game asks of a node when a sandbox is started for it
+--- (rock serve's make; rock.envs.make with sandbox_opts): the rocklet and
+--- the game take about 3 MB and no CPU between steps.
+M.SHIPPED_CPUS, M.SHIPPED_MEMORY = 0.05, "64m"
+
+for _, id in ipairs(M.SHIPPED) do
+  M.register(id, { env_id = id, cpus = M.SHIPPED_CPUS, memory = M.SHIPPED_MEMORY })
+end
 for id in (os.getenv("ROCK_GEM_ENVS") or ""):gmatch("[^,%s]+") do M.register(id, M.gem_spec(id)) end
 
 return M

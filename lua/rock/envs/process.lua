@@ -3,7 +3,9 @@
 -- it and relays each call (/env/start, /env/call, /env/stop). Its
 -- {"error": ...} answers are raised as env_error; its death, as
 -- sandbox_not_alive with its exit status and stderr's tail; a call past
--- its timeout as timeout (the rocklet killed it).
+-- its timeout as timeout (the rocklet killed it). close() sends GEM's
+-- {"op":"close"} first (its answer awaited close_timeout seconds at
+-- most), then stops the process tree whatever it did.
 local errors = require "rock.errors"
 
 local M = {}
@@ -12,6 +14,7 @@ local Env = {}
 Env.__index = Env
 
 local HTTP_MARGIN = 30
+M.CLOSE_TIMEOUT = 5 -- seconds close() waits for the environment's answer to {"op":"close"}
 
 local function call(self, request)
   if self.closed then errors.raise("conflict", "the environment " .. self.env_id .. " is closed") end
@@ -42,22 +45,44 @@ function Env:step(action)
   return r.observation, r.reward, r.terminated == true, r.truncated == true, r.info or {}
 end
 
---- close(): the process is stopped, and the sandbox if make started it.
---- Safe twice.
+--- close(): GEM's {"op":"close"} is sent first, so the environment can
+--- release what it holds (its answer awaited close_timeout seconds at
+--- most: past that, or on a call already under way, it is not waited
+--- for); then the process tree is killed, and the sandbox stopped if make
+--- started it. Safe twice.
 function Env:close()
   if self.closed then return end
   self.closed = true
+  pcall(self.sandbox._op, self.sandbox, "env/call",
+    { env = self.handle, request = { op = "close" }, timeout = self.close_timeout },
+    self.close_timeout + HTTP_MARGIN)
   pcall(self.sandbox._op, self.sandbox, "env/stop", { env = self.handle }, HTTP_MARGIN)
   if self.owns_sandbox then self.sandbox:stop() end
 end
 
+-- seconds: a number above 0, at most a day (a call always has a timeout)
+local function seconds(v, what)
+  if type(v) ~= "number" or not (v > 0 and v <= 86400) then
+    errors.raise("invalid_argument", "make: " .. what .. " must be a number of seconds above 0, up to 86400, got " ..
+      tostring(v), { op = "make" })
+  end
+  return v
+end
+
 --- Start spec's process in opts.sandbox or in a sandbox of its own.
+--- opts (or spec): timeout (seconds per call, default 60), close_timeout
+--- (seconds close() waits for the answer to {"op":"close"}, default
+--- CLOSE_TIMEOUT).
 function M.make(env_id, spec, opts)
+  local timeout = seconds(opts.timeout or spec.timeout or 60, "timeout")
+  local close_timeout = seconds(opts.close_timeout or spec.close_timeout or M.CLOSE_TIMEOUT, "close_timeout")
   local sb, owns = opts.sandbox, false
   if not sb then
     local so = {}
     for k, v in pairs(opts.sandbox_opts or {}) do so[k] = v end
     so.image = so.image or spec.image
+    so.cpus = so.cpus or spec.cpus
+    so.memory = so.memory or spec.memory
     sb, owns = require("rock.sandbox").start(so), true
   end
   local ok, r = pcall(sb._op, sb, "env/start",
@@ -68,7 +93,7 @@ function M.make(env_id, spec, opts)
     error(r, 0)
   end
   return setmetatable({ env_id = env_id, sandbox = sb, owns_sandbox = owns, handle = r.env, pid = r.pid,
-    timeout = opts.timeout or spec.timeout or 60, closed = false }, Env)
+    timeout = timeout, close_timeout = close_timeout, closed = false }, Env)
 end
 
 return M

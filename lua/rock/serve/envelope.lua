@@ -35,6 +35,13 @@ function M.success_encoded(field, s, rest, base64)
 end
 function M.is_encoded(v) return getmetatable(v) == Encoded end
 
+--- A Success envelope of result, already JSON, its numbers exact
+--- (json.encode_exact: a process environment's reward reads back as the
+--- double it wrote, where cjson keeps 14 digits).
+function M.success_exact(result)
+  return setmetatable({ body = json.encode_exact(M.success(result)) }, Encoded)
+end
+
 -- rock.error codes that are the caller's mistake (4000); command errors
 -- (6000) are set by the routes that run commands.
 local CLIENT = { invalid_argument = true, bad_request = true, not_found = true, session_not_found = true,

@@ -1,33 +1,50 @@
 --- rock.serve.gem: GEM's environment API of ROCK, under /apis/v1/envs/gem/
 -- (ROCK-API.md "GEM env API"; docs/environments.md): bare JSON, no
--- envelope. POST make {env_id} -> {sandbox_id}: a sandbox of its own
--- (the registry's: admission, lease and placement as any sandbox; image
--- from $ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE, else the registration's, else
--- ROCK's python:3.11) holding the environment (rock.envs.make); reset
+-- envelope. POST make {env_id, cpus?, memory?} -> {sandbox_id}: a
+-- sandbox of its own (the registry's: admission, lease and placement as
+-- any sandbox; image from $ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE, else the
+-- registration's, else ROCK's python:3.11) holding the environment
+-- (rock.envs.make); it asks for cpus and memory (rock's fields), else the
+-- registration's, else DEFAULT_CPUS and DEFAULT_MEMORY: not ROCK's 2
+-- CPUs and 8g of a sandbox, so a node holds many environments; reset
 -- {sandbox_id, seed?} -> {observation, info}; step {sandbox_id, action}
 -- -> {observation, reward, terminated, truncated, info}, or (rock's) step
 -- {steps: [{sandbox_id, action}, ...]} -> {results: [...]} stepping them
 -- concurrently; close {sandbox_id} -> {sandbox_id}: the sandbox stopped
 -- and forgotten; list -> {env_id: [the registered ids]}. Where ROCK
--- answers a traceback, this answers HTTP 4xx {detail, code}: 400 a bad
+-- answers a traceback, this answers {detail, code} (STATUS): 400 a bad
 -- field, 404 an unknown env_id or sandbox_id, 409 the environment's own
--- error, 410 an environment that died (its last words in detail), 504 a
--- call past its timeout. An environment idle past its sandbox's lease is
--- closed with it (the registry's reaper).
+-- error, 410 an environment that died (its last words in detail) or was
+-- closed while the call ran, 503 a sandbox the node cannot hold or
+-- start, 504 a call past its timeout; 500 only for a bug. A make that
+-- fails leaves no sandbox behind. An environment idle past its lease is
+-- closed with it (the registry's reaper). Answers carry numbers exactly
+-- (json.encode_exact: a reward reads back as the double the environment
+-- wrote).
 local json = require "rock.json"
 local errors = require "rock.errors"
 local task = require "rock.task"
 local envs = require "rock.envs"
+local images = require "rock.images"
+local sandbox = require "rock.sandbox"
 
 local M = {}
 
 M.PREFIX = "/apis/v1/envs/gem/"
 M.DEFAULT_IMAGE = "python:3.11" -- ROCK's
 M.START_WAIT = 300 -- seconds a make waits for its sandbox (ROCK's cap)
+-- What make asks of the node (admission, and the sandbox's limits) for an
+-- environment whose registration says nothing (rock.envs: the shipped
+-- games ask for less): a process in a language runtime, idle between steps
+M.DEFAULT_CPUS = 0.5
+M.DEFAULT_MEMORY = "1g"
 
+-- rock.errors codes -> HTTP statuses; anything else is a 500 (a bug)
 local STATUS = { invalid_argument = 400, bad_request = 400, not_found = 404, sandbox_not_found = 404,
-  env_error = 409, conflict = 409, sandbox_not_alive = 410, timeout = 504,
-  insufficient_resources = 503, image_not_found = 404 }
+  image_not_found = 404, env_error = 409, conflict = 409, sandbox_not_alive = 410, cancelled = 410,
+  timeout = 504, insufficient_resources = 503, sandbox_start_failed = 503, engine_unavailable = 503,
+  engine_error = 503, node_lost = 503, connection_failed = 503, spawn_failed = 503 }
+M.STATUS = STATUS
 
 local function fail(status, code, detail)
   error({ gem_status = status, code = code, detail = detail }, 0)
@@ -56,27 +73,62 @@ local function env_of(srv, id, held)
   return e
 end
 
+-- env_of(id):method(arg); a call that fails because a close came
+-- meanwhile (the environment stopped under it) says so: 410 cancelled
+local function call(srv, id, held, method, arg)
+  local e = env_of(srv, id, held)
+  local r = table.pack(pcall(e[method], e, arg))
+  if r[1] then return table.unpack(r, 2, r.n) end
+  if srv.gem_envs[id] ~= e then
+    fail(410, "cancelled", "the environment in sandbox '" .. id .. "' was closed while this " .. method .. " ran")
+  end
+  error(r[2], 0)
+end
+
 local function info_of(i) return type(i) == "table" and i or {} end -- {} is written as {}
+
+-- make's request of the node: args' cpus and memory (checked), else spec's, else the defaults
+local function request_of(args, spec)
+  local cpus, mem = args.cpus, args.memory
+  if cpus == json.null then cpus = nil end
+  if mem == json.null then mem = nil end
+  if cpus ~= nil and (type(cpus) ~= "number" or not (cpus > 0 and cpus <= sandbox.MAX_CPUS)) then
+    bad("field 'cpus' must be a number above 0, up to " .. sandbox.MAX_CPUS)
+  end
+  if mem ~= nil then
+    local ok, n = pcall(images.parse_size, mem, "memory")
+    if (type(mem) ~= "string" and type(mem) ~= "number") or not ok or not n or n <= 0 then
+      bad("field 'memory' must be a size above 0: \"512m\", \"2g\", or bytes")
+    end
+  end
+  return cpus or spec.cpus or M.DEFAULT_CPUS, mem or spec.memory or M.DEFAULT_MEMORY
+end
 
 local function make(srv, args)
   local id = str(args, "env_id")
   local spec = envs.spec(id)
   if not spec then fail(404, "not_found", "no environment '" .. id .. "'; /list has the registered ids") end
+  local cpus, memory = request_of(args, spec)
   local reg = srv.registry
   local image = os.getenv("ROCK_ENVHUB_DEFAULT_DOCKER_IMAGE")
   if not image or image == "" then image = spec.image or M.DEFAULT_IMAGE end
-  local entry = reg:start({ image = image }, {})
+  local entry = reg:start({ image = image, cpus = cpus, memory = memory }, {})
+  -- a make that fails leaves nothing: its sandbox_id was never given out
+  local function drop(event) pcall(reg.stop, reg, entry, event); pcall(reg.delete, reg, entry) end
   if not reg:wait_started(entry, M.START_WAIT) then
-    reg:stop(entry, "start_timeout")
+    drop("start_timeout")
     fail(504, "timeout", "the sandbox for " .. id .. " did not start within " .. M.START_WAIT .. " s; it is stopped")
   end
   if entry.state ~= "running" then
     local err = entry.start_error
-    error(errors.is(err) and err or errors.new("sandbox_start_failed", tostring(err or entry.state)), 0)
+    drop("start_failed")
+    if errors.is(err) and STATUS[err.code] then error(err, 0) end -- its own code: insufficient_resources, ...
+    fail(503, "sandbox_start_failed", "the sandbox for " .. id .. " did not start: " ..
+      tostring(errors.is(err) and err.message or err or entry.state))
   end
   local ok, env = pcall(envs.make, id, { sandbox = entry.sb })
   if not ok then
-    reg:stop(entry, "env_failed")
+    drop("env_failed")
     error(env, 0)
   end
   srv.gem_envs[entry.id] = env
@@ -91,14 +143,21 @@ local function reset(srv, args, held)
     seed = type(seed) == "number" and math.tointeger(seed)
     if not seed then bad("field 'seed' must be an integer or absent") end
   end
-  local obs, info = env_of(srv, id, held):reset(seed)
+  local obs, info = call(srv, id, held, "reset", seed)
   return { observation = obs, info = info_of(info) }
 end
 
+-- The sandbox_id and action of one step's args (where: "" or "steps[i]: ").
+local function step_args(args, where)
+  local id = args.sandbox_id
+  if type(id) ~= "string" or id == "" then bad(where .. "field 'sandbox_id' must be a non-empty string") end
+  if type(args.action) ~= "string" then bad(where .. "field 'action' must be a string") end
+  return id, args.action
+end
+
 local function step_one(srv, args, held)
-  local id = str(args, "sandbox_id")
-  if type(args.action) ~= "string" then bad("field 'action' must be a string") end
-  local obs, reward, term, trunc, info = env_of(srv, id, held):step(args.action)
+  local id, action = step_args(args, "")
+  local obs, reward, term, trunc, info = call(srv, id, held, "step", action)
   return { observation = obs, reward = reward, terminated = term, truncated = trunc, info = info_of(info) }
 end
 
@@ -109,17 +168,29 @@ local function error_item(err)
   return { error = tostring(err), code = "internal" }
 end
 
+-- rock's vectorized step: the whole list is checked before anything is
+-- stepped, so a bad item refuses the call (400) with no environment
+-- stepped and none held; then every item steps in a task of its own.
 local function step(srv, args, held)
   if args.steps == nil then return step_one(srv, args, held) end
   local list = args.steps
   if type(list) ~= "table" or (next(list) ~= nil and list[1] == nil) then
     bad("field 'steps' must be a list of {sandbox_id, action}")
   end
-  local tasks = {}
+  local seen = {}
   for i, s in ipairs(list) do
-    if type(s) ~= "table" then bad("steps[" .. i .. "] must be an object {sandbox_id, action}") end
-    tasks[i] = task.spawn(step_one, srv, s, held)
+    local where = "steps[" .. i .. "]: "
+    if type(s) ~= "table" or (next(s) ~= nil and s[1] ~= nil) then
+      bad("steps[" .. i .. "] must be an object {sandbox_id, action}")
+    end
+    local id = step_args(s, where)
+    if seen[id] then
+      bad(where .. "sandbox '" .. id .. "' is stepped already by steps[" .. seen[id] .. "]: one step per environment per call")
+    end
+    seen[id] = i
   end
+  local tasks = {}
+  for i, s in ipairs(list) do tasks[i] = task.spawn(step_one, srv, s, held) end
   local values, errs = task.wait(tasks)
   local out = {}
   for i = 1, #list do out[i] = errs[i] and error_item(errs[i]) or values[i] end
@@ -158,7 +229,7 @@ function M.handle(srv, name, req, args_of)
     return fn(srv, args, held)
   end)
   for i = 1, #held do srv.registry:release(held[i]) end
-  if ok then return 200, res end
+  if ok then return 200, json.encode_exact(res) end -- rewards exact (cjson keeps 14 digits)
   if type(res) == "table" and res.gem_status then return res.gem_status, { detail = res.detail, code = res.code } end
   if errors.is(res) then return STATUS[res.code] or 500, { detail = res.message, code = res.code } end
   return 500, { detail = tostring(res), code = "internal" }

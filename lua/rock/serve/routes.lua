@@ -455,7 +455,9 @@ local function jobs_call(path)
     for k, v in pairs(args) do if k ~= "sandbox_id" and v ~= json.null then body[k] = v end end
     local wait = type(body.timeout) == "number" and body.timeout or nil
     if path == "jobs/wait" and body.timeout == nil then wait = 1e8 end
-    return sb:_op(path, body, (wait or 0) + 60)
+    local r = sb:_op(path, body, (wait or 0) + 60)
+    if path == "env/call" then return env.success_exact(r) end -- a reward, exact
+    return r
   end
 end
 
