@@ -87,9 +87,6 @@ end
 local nodes_spec = o.nodes or os.getenv("ROCK_NODES")
 local node_list = nodes_spec and nodes_spec ~= "" and rock.fleet.parse_nodes(nodes_spec) or nil
 local concurrency = o.concurrency or math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
-local plan = dagger.budget.plan{ node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
-  sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
-  nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil }
 local schedule = dagger.schedule.new(o.beta_schedule, { beta0 = o.beta0, decay = o.beta_decay, rounds = o.rounds })
 
 local slurm = o.backend == "slurm"
@@ -103,6 +100,10 @@ if not ok_flags then
   io.stderr:write("dagger_eval: ", rock.errors.is(slurm_opts) and slurm_opts.message or tostring(slurm_opts), "\n")
   os.exit(2)
 end
+local plan = dagger.budget.plan{ node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
+  sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
+  nodes = node_list and #node_list or (not slurm and 1 or nil), slurm = slurm and slurm_opts.slurm or nil,
+  tasks = #tasks, workers = o.workers > 0 and o.workers or nil }
 
 if o.dry_run then
   print(dagger.budget.describe(plan, node_list and "fleet: " .. nodes_spec

@@ -160,6 +160,39 @@ function M.job(conf, id)
   return { state = st, reason = reason, node = node }
 end
 
+-- sinfo's compact states of a node that takes no new work
+local NO_WORK = { down = true, drain = true, drng = true, fail = true, failg = true, futr = true,
+  inval = true, maint = true, unk = true }
+
+--- How many nodes the jobs of slurm options so may land on: the nodes of
+--- so.partition (else the default partition), within so.nodelist, that
+--- take work, as sinfo says; for a step, its allocation's nodes (squeue).
+--- nil and why when Slurm does not say (inside a task).
+function M.nodes(so)
+  so = so or {}
+  local conf = so.conf or os.getenv("SLURM_CONF")
+  if so.allocation then
+    local out, err, code = M.run(conf, { "squeue", "-h", "-j", tostring(so.allocation), "-o", "%D" })
+    local n = code == 0 and math.tointeger(tonumber(trim(out)))
+    if not n then return nil, trim(err) ~= "" and trim(err) or "squeue: no such allocation" end
+    return n
+  end
+  local argv = { "sinfo", "-h", "-N", "-o", "%N|%P|%t" }
+  if so.nodelist then argv[#argv + 1] = "--nodes=" .. so.nodelist end
+  local out, err, code = M.run(conf, argv)
+  if code ~= 0 then return nil, trim(err) end
+  local seen, n = {}, 0
+  for name, part, st in out:gmatch("([^|\n]+)|([^|\n]+)|([^\n]+)") do
+    local here = so.partition and part:gsub("%*$", "") == so.partition or (not so.partition and part:sub(-1) == "*")
+    local mode = trim(st)
+    if here and not seen[name] and not NO_WORK[mode:gsub("[^%a]+$", "")] and not mode:find("*", 1, true) then
+      seen[name], n = true, n + 1
+    end
+  end
+  if n == 0 then return nil, "sinfo lists no node taking work" .. (so.partition and (" in " .. so.partition) or "") end
+  return n
+end
+
 local function sh_quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 -- What the sandbox reserves, as its node's `rock serve` counts it:
