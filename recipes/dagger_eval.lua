@@ -116,10 +116,6 @@ end
 local concurrency = o.concurrency or math.tointeger(tonumber(os.getenv("ROCK_ENV_CONCURRENCY") or "")) or 4
 if not math.tointeger(concurrency) or concurrency < 1 then refuse("--concurrency: a whole number from 1 up, got %s", concurrency) end
 concurrency = math.tointeger(concurrency)
-local ok_p, plan = pcall(dagger.budget.plan, { node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb, node_gpu = o.node_gpu,
-  sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb, concurrency = concurrency,
-  nodes = node_list and #node_list or 1, tasks = #tasks, workers = o.workers > 0 and o.workers or nil })
-if not ok_p then refuse("%s", message(plan)) end
 local kind = o.beta_schedule
 if kind:sub(1, 1) == "@" then kind = lua_function("--beta-schedule", kind)
 elseif not dagger.schedule.KINDS[kind] then
@@ -135,16 +131,14 @@ for r = 1, o.rounds do
 end
 
 local slurm = o.backend == "slurm"
-if node_list and slurm then
-  io.stderr:write("dagger_eval: --backend slurm and --nodes (or ROCK_NODES) exclude each other\n")
-  os.exit(2)
-end
-
+if node_list and slurm then refuse("--backend slurm and --nodes (or ROCK_NODES) exclude each other") end
 local ok_flags, slurm_opts = pcall(slurm_backend.from_flags, o, o.backend)
-if not ok_flags then
-  io.stderr:write("dagger_eval: ", rock.errors.is(slurm_opts) and slurm_opts.message or tostring(slurm_opts), "\n")
-  os.exit(2)
-end
+if not ok_flags then refuse("%s", message(slurm_opts)) end
+local ok_p, plan = pcall(dagger.budget.plan, { node_cpu = o.node_cpu, node_memory_gb = o.node_memory_gb,
+  node_gpu = o.node_gpu, sandbox_cpu = o.sandbox_cpu, sandbox_memory_gb = o.sandbox_memory_gb,
+  concurrency = concurrency, nodes = node_list and #node_list or (not slurm and 1 or nil),
+  slurm = slurm and slurm_opts.slurm or nil, tasks = #tasks, workers = o.workers > 0 and o.workers or nil })
+if not ok_p then refuse("%s", message(plan)) end
 
 if o.dry_run then
   print(dagger.budget.describe(plan, node_list and "fleet: " .. nodes_spec

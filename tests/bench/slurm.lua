@@ -5,6 +5,8 @@
 --   slurm:  rock.sandbox.start{backend = "slurm"} to rocklet ready: sbatch,
 --           Slurm's placement, the job's `rock serve --once` up, its address
 --           file seen, the remote start on that node (local engine there)
+--   step:   the same as an srun step of an allocation held here (one
+--           whole node, slurm.allocation): srun, no scheduler pass
 --   each N starts at concurrency 1, 4 and 16, sandboxes of 4 CPU / 16 GB
 --   queued: the cluster full (60 of them), one more start waits in Slurm's
 --           queue; from a stop's return to that start's sandbox ready
@@ -22,9 +24,16 @@ local function stats(xs)
   return { p50 = s[(#s + 1) // 2], p95 = s[math.max(1, math.ceil(#s * 0.95))], n = #s }
 end
 
-local function opts(backend)
-  return { backend = backend, image = "none", cpus = 4, memory = "16g", slurm = backend == "slurm" and SLURM or nil,
-    startup_timeout = 120 }
+-- an allocation of one whole node for the steps
+local alloc = io.popen("sbatch --parsable --nodes=1 --exclusive --mem=0 --output=/dev/null --wrap 'sleep 3600'")
+  :read("a"):match("%d+")
+assert(alloc, "sbatch of the allocation")
+local STEP = { allocation = alloc }
+for k, v in pairs(SLURM) do STEP[k] = v end
+
+local function opts(kind)
+  return { backend = kind == "step" and "slurm" or kind, image = "none", cpus = 4, memory = "16g",
+    slurm = kind == "slurm" and SLURM or kind == "step" and STEP or nil, startup_timeout = 120 }
 end
 
 -- n starts at concurrency conc, each stopped once ready; their latencies in ms
@@ -49,15 +58,19 @@ end
 
 rock.sandbox.start(opts("local")):stop() -- warm: gc.once, the page cache
 rock.sandbox.start(opts("slurm")):stop()
+rock.sandbox.start(opts("step")):stop()
 
 print(string.format("sandbox start to rocklet ready, milliseconds, %d starts per row (4 CPU / 16 GB each)", n))
-print(string.format("%-12s %-30s %-30s", "concurrency", "local directly", "slurm (local on the node)"))
+print(string.format("%-12s %-30s %-30s %-30s", "concurrency", "local directly", "slurm job (local on the node)",
+  "srun step of an allocation"))
 for _, conc in ipairs({ 1, 4, 16 }) do
   local d, dt = run("local", conc)
   local s, st = run("slurm", conc)
-  print(string.format("%-12d p50 %7.1f p95 %7.1f (%4.1fs)   p50 %7.1f p95 %7.1f (%4.1fs)", conc,
-    d.p50, d.p95, dt, s.p50, s.p95, st))
+  local p, pt = run("step", conc)
+  print(string.format("%-12d p50 %7.1f p95 %7.1f (%4.1fs)   p50 %7.1f p95 %7.1f (%4.1fs)   p50 %7.1f p95 %7.1f (%4.1fs)",
+    conc, d.p50, d.p95, dt, s.p50, s.p95, st, p.p50, p.p95, pt))
 end
+os.execute("scancel " .. alloc)
 
 -- queued: fill the cluster, then each round one more start waits; a stop frees room
 local full = {}

@@ -5,7 +5,8 @@
 -- teacher, beta0 1, exp decay 0.5, seed 7), each sandbox a Slurm job of
 -- 4 CPU / 16 GB running the local backend on its node, give the same
 -- records as the same rounds on this machine; every job is gone after.
--- Skipped, loudly, without Slurm or root.
+-- --dry-run counts the partition's nodes as Slurm has them (3: 60 at
+-- once). Exits 77 (a skip for ctest) without Slurm or root.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -16,9 +17,15 @@ local dagger = rock.agent.dagger
 local cl, why = C.up()
 if not cl then
   print("SKIP test_dagger_slurm: " .. why)
-  T.done()
-  return
+  os.exit(77) -- ctest: SKIP_RETURN_CODE (tests/CMakeLists.txt)
 end
+
+-- No engine here (the local backend on the nodes and on this machine):
+-- every rock process, each job's `rock serve` too (sbatch passes this
+-- environment on), would otherwise sweep the shared docker and podman at
+-- its start (gc.once), stalling on one another test keeps busy.
+rock.uv.os_setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+rock.uv.os_setenv("ROCK_PODMAN_SOCKET", "/nonexistent/podman.sock")
 
 local root = T.sh("mktemp -d " .. (os.getenv("TMPDIR") or "/tmp") .. "/rock-dagger-slurm.XXXXXX"):gsub("%s+$", "")
 local rock_exe = T.rock_exe()
@@ -83,6 +90,28 @@ T.test("--dry-run with --backend slurm: the per-node plan, nothing submitted", f
   T.ok(ok, log)
   T.match(log, "Slurm places each sandbox")
   T.match(log, "capacity: 20 per node %(memory binds")
+  T.match(log, "nodes: 3 %(Slurm", "the partition's 3 nodes, as sinfo says")
+  -- 70 tasks: 60 at once, 20 on each of the 3 nodes
+  local many = {}
+  for i = 1, 70 do
+    local t = {}
+    for k, v in pairs(tasks[1]) do t[k] = v end
+    t.instance_id = "many-" .. i
+    many[i] = t
+  end
+  local mf = write_jsonl(root .. "/many.jsonl", many)
+  log, ok = T.sh(string.format("SLURM_CONF=%s %s %s --instances %s --backend slurm --dry-run", cl.conf, rock_exe, recipe, mf))
+  T.ok(ok, log)
+  T.match(log, "sandboxes at once: 60;")
+  log, ok = T.sh(string.format("SLURM_CONF=%s %s %s --instances %s --backend slurm --nodelist 'n[1-2]' --dry-run",
+    cl.conf, rock_exe, recipe, mf))
+  T.ok(ok, log)
+  T.match(log, "nodes: 2 %(")
+  T.match(log, "sandboxes at once: 40;")
+  log, ok = T.sh(string.format("SLURM_CONF=%s %s %s --instances %s --backend slurm --partition nope --dry-run",
+    cl.conf, rock_exe, recipe, mf))
+  T.ok(ok, log)
+  T.match(log, "nodes: 1 %(.*Slurm did not say how many")
   T.eq(#cl:jobs(), 0, "no job submitted")
   -- the agent recipe's Slurm flags, refused without --backend slurm, or with a fleet
   log, ok = T.sh(string.format("%s %s --instances %s --out %s/no --partition p 2>&1", rock_exe, recipe, tf, root))

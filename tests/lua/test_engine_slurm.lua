@@ -8,9 +8,12 @@
 -- recipes/swe_eval.lua --backend slurm grades the gold patches so.
 -- recipes/slurm/serve.sbatch on a 3-node allocation serves a 3-node
 -- rock.fleet pool (docker on the nodes); scancel leaves nothing; a
--- server that cannot start fails the job with its words.
+-- server that cannot start fails the job with its words. A job scancelled
+-- with its sandbox a docker container: the job's server stops it first,
+-- none is left. swe_eval --allocation: each grade an srun step of an
+-- allocation the user holds.
 -- Needs the engines fixture and the demo images (recipes/demo/build-image);
--- skipped, loudly, without Slurm or root.
+-- exits 77 (a skip for ctest) without Slurm or root.
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -21,8 +24,7 @@ local q = T.q
 local cl, why = C.up()
 if not cl then
   print("SKIP test_engine_slurm: " .. why)
-  T.done()
-  return
+  os.exit(77) -- ctest: SKIP_RETURN_CODE (tests/CMakeLists.txt)
 end
 
 local demo = here .. "../../recipes/demo/"
@@ -36,12 +38,12 @@ local function live_jobs()
 end
 
 -- containers a job's server made (their rock.dir is under the job's
--- ROCK_HOME: rock-slurm-JOB for the backend's, rock-serve-JOB-NODE for serve.sbatch's)
+-- ROCK_HOME: rock-slurm-JOB-ID (or JOB.STEP-ID) for the backend's, rock-serve-JOB-NODE-PID for serve.sbatch's)
 local function containers_of(jobs, kind)
   local out = T.sh("docker ps -a --format '{{.Label \"rock.dir\"}}'")
   local n = 0
   for dir in out:gmatch("[^\n]+") do
-    local id = dir:match("/rock%-" .. (kind or "slurm") .. "%-(%d+)[/-]")
+    local id = dir:match("/rock%-" .. (kind or "slurm") .. "%-(%d+[%.%d]*)[/-]")
     if id and jobs[id] then n = n + 1 end
   end
   return n
@@ -81,6 +83,26 @@ T.test("swe_agent --backend slurm: the oracle resolves the demo tasks; a queued 
   if not okc then error(err, 0) end
 end)
 
+T.test("scancel of a job whose sandbox is a docker container: its server stops it first, no container left", function()
+  local sb = rock.sandbox.start{ backend = "slurm", image = "rock-test/debian:12", cpus = 1, memory = "1g",
+    startup_timeout = 120, slurm = { conf = cl.conf, node_backend = "docker", node_address = "127.0.0.1",
+      shared_dir = shared } }
+  local id = sb:get_status().slurm_job_id
+  local okc, err = pcall(function()
+    T.eq(sb:execute{ command = "echo up" }.stdout, "up\n")
+    T.eq(containers_of({ [id] = true }), 1, "its container runs")
+    local _, ok = cl:sh("scancel " .. id)
+    T.ok(ok, "scancel " .. id)
+    T.wait_until("job " .. id .. " ended", function() return live_jobs() == 0 end, 30)
+    T.eq(containers_of({ [id] = true }), 0, "no container left: the server stopped it before Slurm's KILL")
+    T.raises("node_lost", sb.execute, sb, { command = "true" })
+    T.match(sb:get_status().stop_reason, "slurm job " .. id .. " is CANCELLED")
+  end)
+  sb:stop()
+  if not okc then error(err, 0) end
+  T.eq(#T.listdir(shared), 0, "nothing left in the shared dir")
+end)
+
 -- processes of job id still running (srun passes the job's id in their environment)
 local function processes_of(id)
   local out = T.sh("grep -lx 'SLURM_JOB_ID=" .. id .. "' --null-data /proc/[0-9]*/environ 2>/dev/null || true")
@@ -109,6 +131,41 @@ T.test("swe_eval --backend slurm: the gold patches resolve, each graded in a Slu
   T.eq(rep.error_instances, 0)
   T.wait_until("no live job", function() return live_jobs() == 0 end, 30)
   T.eq(#T.listdir(shared), 0, "nothing left in the shared dir")
+end)
+
+T.test("swe_eval --backend slurm --allocation: each graded in an srun step of an allocation the user holds", function()
+  local out, okb = T.sh(string.format("SLURM_CONF=%s sbatch --parsable --nodelist=n3 --cpus-per-task=8 --mem=32G " ..
+    "--output=/dev/null --wrap 'sleep 600'", q(cl.conf)))
+  T.ok(okb, "the allocation: " .. out)
+  local alloc = out:match("(%d+)")
+  local okc, err = pcall(function()
+    local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
+    local pf = home .. "/gold-steps.jsonl"
+    local lines = {}
+    for _, t in ipairs(tasks) do
+      lines[#lines + 1] = json.encode{ instance_id = t.instance_id, model_name_or_path = "gold", model_patch = t.patch }
+    end
+    T.write(pf, table.concat(lines, "\n") .. "\n")
+    local dir = home .. "/eval-steps"
+    local log, ok = T.sh(string.format("SLURM_CONF=%s %s %s --instances %s --predictions %s --out %s " ..
+      "--backend slurm --workers 3 --node-backend docker --shared-dir %s --allocation %s",
+      q(cl.conf), q(T.rock_exe()), q(here .. "../../recipes/swe_eval.lua"), q(demo .. "tasks.jsonl"), q(pf),
+      q(dir), q(shared), alloc))
+    T.ok(ok, "swe_eval ran: " .. log)
+    if os.getenv("SHOWLOG") then print(log) end
+    local rep = json.decode(T.read(dir .. "/report.json"))
+    T.eq(rep.resolved_instances, #tasks)
+    T.eq(rep.error_instances, 0)
+    for _, j in ipairs(cl:jobs()) do -- (ids grow: a job of a grade's own would come after the allocation)
+      T.ok(tonumber(j.id) <= tonumber(alloc), "no job of its own: " .. j.id)
+    end
+    local steps = T.sh(string.format("SLURM_CONF=%s squeue -h -s -j %s -o %%i", q(cl.conf), alloc))
+    T.ok(not steps:find(alloc .. "%.%d"), "no step left: " .. steps)
+  end)
+  T.sh(string.format("SLURM_CONF=%s scancel %s", q(cl.conf), alloc))
+  T.wait_until("no live job", function() return live_jobs() == 0 end, 30)
+  T.eq(#T.listdir(shared), 0, "nothing left in the shared dir")
+  if not okc then error(err, 0) end
 end)
 
 T.test("serve.sbatch: rock serve on the allocation's 3 nodes is a 3-node fleet pool; scancel leaves nothing", function()

@@ -4,7 +4,8 @@
 -- memory binding; each node starts `concurrency` sandboxes at once
 -- (ROCK_ENV_CONCURRENCY, default 4). The plan is what --dry-run prints
 -- and what a run uses: the sandboxes at once (nodes x capacity, capped by
--- the tasks and --workers), the starts at once, the waves.
+-- the tasks and --workers), the starts at once, the waves. On Slurm the
+-- nodes are those Slurm would place the jobs on (sinfo: backends/slurm.lua).
 local errors = require "rock.errors"
 
 local M = {}
@@ -21,10 +22,13 @@ local function num(o, k)
 end
 
 --- The plan: o holds the budgets (M.DEFAULTS' names), nodes (how many,
---- default 1), tasks (how many), workers (a cap, optional). Returns
+--- default 1; with slurm = the start's slurm options and no nodes, those
+--- Slurm says the jobs may land on, 1 when it does not say: inside a
+--- task), tasks (how many), workers (a cap, optional). Returns
 --- {nodes, capacity (per node), binding ("cpu" | "memory" | "gpu"),
 --- per_resource {cpu=, memory=, gpu=}, at_once, starts_at_once, waves,
---- tasks}. Raises invalid_argument when a sandbox cannot fit a node.
+--- tasks, nodes_unknown (why Slurm did not say)}. Raises
+--- invalid_argument when a sandbox cannot fit a node.
 function M.plan(o)
   local b = {}
   for k in pairs(M.DEFAULTS) do b[k] = num(o, k) end
@@ -41,7 +45,9 @@ function M.plan(o)
     errors.raise("invalid_argument", string.format("budget: a sandbox (%g CPU, %g GB, %g GPU) does not fit a node (%g CPU, %g GB, %g GPU)",
       b.sandbox_cpu, b.sandbox_memory_gb, b.sandbox_gpu, b.node_cpu, b.node_memory_gb, b.node_gpu))
   end
-  local nodes = math.max(1, math.tointeger(o.nodes or 1) or 1)
+  local nodes, unknown = o.nodes, nil
+  if nodes == nil and o.slurm then nodes, unknown = require("rock.backends.slurm").nodes(o.slurm) end
+  nodes = math.max(1, math.tointeger(nodes or 1) or 1)
   local tasks = math.max(0, math.tointeger(o.tasks or 0) or 0)
   local at_once = nodes * cap
   if o.workers and o.workers > 0 then at_once = math.min(at_once, math.tointeger(o.workers) or at_once) end
@@ -49,14 +55,15 @@ function M.plan(o)
   local c = math.max(1, math.tointeger(b.concurrency) or 1)
   return { nodes = nodes, capacity = cap, binding = binding, per_resource = per, budget = b,
     at_once = at_once, starts_at_once = math.min(nodes * c, math.max(at_once, 1)),
-    waves = tasks > 0 and math.ceil(tasks / at_once) or 0, tasks = tasks }
+    waves = tasks > 0 and math.ceil(tasks / at_once) or 0, tasks = tasks, nodes_unknown = unknown }
 end
 
 --- The plan as lines for a terminal.
 function M.describe(p, where)
   local b = p.budget
   local lines = {
-    string.format("nodes: %d (%s)", p.nodes, where or "local engine"),
+    string.format("nodes: %d (%s)%s", p.nodes, where or "local engine",
+      p.nodes_unknown and ("; Slurm did not say how many: " .. p.nodes_unknown) or ""),
     string.format("node budget: cpu %g, memory %g GB, gpu %g; sandbox: cpu %g, memory %g GB, gpu %g",
       b.node_cpu, b.node_memory_gb, b.node_gpu, b.sandbox_cpu, b.sandbox_memory_gb, b.sandbox_gpu),
     string.format("capacity: %d per node (%s binds: cpu %d, memory %d%s)", p.capacity, p.binding,
