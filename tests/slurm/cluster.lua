@@ -30,7 +30,8 @@ function C.up()
   end
   if sh("id -u"):match("^%d+") ~= "0" then return nil, "the test cluster runs as root (SlurmUser=root)" end
   local dir = sh("mktemp -d /tmp/rock-slurm.XXXXXX"):gsub("%s+$", "")
-  local out, ok = sh(q(SCRIPT) .. " up " .. q(dir))
+  -- down by itself once this test is gone (killed at its ctest timeout)
+  local out, ok = sh("OWNER=" .. require("rock.core").getpid() .. " " .. q(SCRIPT) .. " up " .. q(dir))
   if not ok then error("tests/slurm/cluster up failed:\n" .. out, 2) end
   return setmetatable({ dir = dir, conf = out:match("SLURM_CONF=(%S+)") }, Cluster)
 end
