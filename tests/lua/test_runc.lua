@@ -342,8 +342,21 @@ T.test("no host process, network or file is visible; seccomp and masked paths ho
     T.eq(out, "ok\n", "other families are not")
     local _, c3 = sh(sb, "echo 1 > /proc/sys/kernel/panic 2>/dev/null")
     T.ok(c3 ~= 0, "/proc/sys is read-only")
-    out = sh(sb, "wc -c < /proc/timer_list")
-    T.eq(out, "0\n", "/proc/timer_list masked")
+    out = sh(sb, "wc -c < /proc/timer_list; wc -c < /proc/interrupts")
+    T.eq(out, "0\n0\n", "/proc/timer_list and /proc/interrupts masked")
+    local cfg = json.decode(T.must("cat " .. T.q(sb.dir .. "/bundle/config.json")))
+    local masked = {}
+    for _, p in ipairs(cfg.linux.maskedPaths) do masked[p] = true end
+    for _, p in ipairs({ "/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+        "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+        "/sys/devices/virtual/powercap", "/sys/firmware" }) do
+      T.ok(masked[p], "Docker's masked path " .. p)
+    end
+    for cpu = 0, 4096 do
+      local tt = "/sys/devices/system/cpu/cpu" .. cpu .. "/thermal_throttle"
+      if not uv.fs_stat("/sys/devices/system/cpu/cpu" .. cpu) then break end
+      T.eq(masked[tt] == true, uv.fs_stat(tt) ~= nil, "thermal_throttle of cpu " .. cpu .. " masked where the host has it")
+    end
     out = sh(sb, "ls -ld / | cut -c1-10")
     T.eq(out, "drwxr-xr-x\n", "/ is 0755")
     out = sh(sb, "awk '$5 == \"/.rock/rocklet\" { print $6 }' /proc/self/mountinfo")

@@ -207,6 +207,37 @@ local function user_mounts(mounts, out, taken)
   end
 end
 
+-- Docker's default masked paths: moby's defaultLinuxMaskedPaths
+-- (daemon/pkg/oci/defaults.go, as of docker v29.7.2): these, and the
+-- thermal_throttle dir of each possible CPU where the host has one
+-- (GHSA-6fw5-f8r9-fgfm). Read from the host once.
+local MASKED = { "/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+  "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+  "/sys/devices/virtual/powercap", "/sys/firmware" }
+local masked
+
+--- The paths a runc sandbox's config masks (a new list each call).
+function M.masked_paths()
+  if not masked then
+    masked = {}
+    for i, p in ipairs(MASKED) do masked[i] = p end
+    local f = io.open("/sys/devices/system/cpu/possible", "r")
+    local possible = f and f:read("a") or ""
+    if f then f:close() end
+    for range in possible:gmatch("[^,%s]+") do
+      local a, b = range:match("^(%d+)%-(%d+)$")
+      a, b = tonumber(a or range), tonumber(b or range)
+      for cpu = a or 1, a and b or 0 do
+        local path = "/sys/devices/system/cpu/cpu" .. cpu .. "/thermal_throttle"
+        if uv.fs_stat(path) then masked[#masked + 1] = path end
+      end
+    end
+  end
+  local out = {}
+  for i, p in ipairs(masked) do out[i] = p end
+  return out
+end
+
 --- The OCI runtime config (config.json) of sandbox sb: the image's
 --- config img (its Env, WorkingDir), opts (sandbox.start's: limits,
 --- cpus, env, mounts, auto_clear_seconds).
@@ -274,8 +305,7 @@ function M.config(sb, img, opts)
       resources = resources,
       namespaces = json.array{ { type = "pid" }, { type = "network" }, { type = "ipc" }, { type = "uts" },
         { type = "mount" }, { type = "cgroup" } },
-      maskedPaths = json.array{ "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware" },
+      maskedPaths = json.array(M.masked_paths()),
       readonlyPaths = json.array{ "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger" },
       seccomp = seccomp.profile(),
     },
