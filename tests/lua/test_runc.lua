@@ -276,10 +276,40 @@ T.test("commit: the sandbox's files as an image: runc starts it from the store, 
   if not ok then error(err, 0) end
 end)
 
+-- The memory cgroup of runc container name, by the kernel's own
+-- counters: {version, dir, limit, peak, oom_kills} (cgroup v2: memory.max,
+-- memory.peak, memory.events; v1: memory.limit_in_bytes,
+-- memory.max_usage_in_bytes, memory.oom_control), or nil, where when
+-- neither is there.
+local function read_num(path, pattern)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return tonumber(text:match(pattern or "^%s*(%d+)"))
+end
+local function memory_cgroup(name)
+  local v2 = "/sys/fs/cgroup/rock/" .. name
+  if uv.fs_stat("/sys/fs/cgroup/cgroup.controllers") and uv.fs_stat(v2 .. "/memory.max") then
+    return { version = 2, dir = v2, limit = read_num(v2 .. "/memory.max"), peak = read_num(v2 .. "/memory.peak"),
+      oom_kills = read_num(v2 .. "/memory.events", "oom_kill%s+(%d+)") }
+  end
+  local v1 = "/sys/fs/cgroup/memory/rock/" .. name
+  if uv.fs_stat(v1 .. "/memory.limit_in_bytes") then
+    return { version = 1, dir = v1, limit = read_num(v1 .. "/memory.limit_in_bytes"),
+      peak = read_num(v1 .. "/memory.max_usage_in_bytes"),
+      oom_kills = read_num(v1 .. "/memory.oom_control", "oom_kill%s+(%d+)") }
+  end
+  return nil, v2 .. " (v2) nor " .. v1 .. " (v1)"
+end
+
 T.test("a fork bomb and a memory hog stay inside their limits", function()
   local sb = rock.sandbox.start{ backend = "runc", image = IMAGE, pids_limit = 64, memory = "64m" }
-  local cg = "/sys/fs/cgroup/memory/rock/" .. runc.container_name(sb.id)
+  local limit = 64 * 1024 * 1024
+  local cg, where = memory_cgroup(runc.container_name(sb.id))
   local ok, err = pcall(function()
+    T.ok(cg, "the sandbox's memory cgroup is found: neither " .. tostring(where))
+    T.eq(cg.limit, limit, "cgroup v" .. cg.version .. ": its memory limit")
     -- as many processes as it can make (each ends in 3 s): the pids limit stops it
     local out = sh(sb, [[perl -e 'my $n = 0; for (1..500) { my $p = fork(); last unless defined $p; ]] ..
       [[if (!$p) { sleep 3; exit 0 } $n++ } print "$n\n"']])
@@ -288,18 +318,16 @@ T.test("a fork bomb and a memory hog stay inside their limits", function()
     rock.sleep(3.5)
     local hog, code = sh(sb, [[perl -e '$x = "a" x (300 * 1024 * 1024); print length($x), "\n"']])
     T.eq(code, 137, "the hog was killed by the OOM killer: " .. hog)
-    local f = io.open(cg .. "/memory.max_usage_in_bytes")
-    if f then
-      local max = tonumber(f:read("a"))
-      f:close()
-      T.ok(max <= 64 * 1024 * 1024, "memory used at most the limit: " .. max)
-    end
+    local after = memory_cgroup(runc.container_name(sb.id))
+    T.ok(after.peak or after.oom_kills, "cgroup v" .. cg.version .. " counts a peak or OOM kills")
+    if after.peak then T.ok(after.peak <= limit, "memory used at most the limit: " .. after.peak) end
+    if after.oom_kills then T.ok(after.oom_kills >= 1, "the kernel counted the OOM kill: " .. after.oom_kills) end
     T.ok(sb:is_alive(), "the sandbox lives on")
     local out2 = sh(sb, "echo still here")
     T.match(out2, "still here")
   end)
   sb:stop()
-  T.ok(not uv.fs_stat(cg), "its cgroup is gone")
+  T.ok(not (cg and uv.fs_stat(cg.dir)), "its cgroup is gone")
   if not ok then error(err, 0) end
 end)
 
