@@ -164,8 +164,11 @@ function Pool:try_claim()
   if self.closed then errors.raise("invalid_argument", "rock.pool: this pool is closed") end
   while #self.idle > 0 do
     local m = table.remove(self.idle, 1)
-    self:fill() -- its replacement begins now, whatever the check finds
-    if self.alive(m) and self:answering(m) then
+    -- asked before its replacement begins: the start's first steps would
+    -- otherwise run while this claim waits for the answer
+    local live = self.alive(m) and self:answering(m)
+    self:fill()
+    if live then
       if self.closed then -- closed while it was asked: it goes with the others
         task.spawn(function() pcall(self.stop_member, m) end)
         errors.raise("invalid_argument", "rock.pool: this pool was closed while the claim waited")
