@@ -6,7 +6,9 @@
 -- The pool keeps `size` sandboxes started and idle; each claim takes one
 -- out of the idle list in the same step it looks (no yield between), so a
 -- sandbox is never handed out twice, and a start is begun at once to fill
--- the gap. Starts run in the background within a start semaphore (shared
+-- the gap. Before it is handed over, the claimed one must answer (its
+-- rocklet's is_alive, at most CLAIM_CHECK seconds): one that died since
+-- the last look is dropped and the next idle one taken. Starts run in the background within a start semaphore (shared
 -- with the caller's when given, else ROCK_ENV_CONCURRENCY or 4 permits); a
 -- start that fails is tried again after a backoff (0.5 s doubling to 10 s)
 -- and its error kept for a claim that waits in vain. Idle members are
@@ -15,7 +17,7 @@
 -- that look. Members are ordinary sandboxes of this host: if the host dies
 -- they go as its other sandboxes go (the exit sweep, their leases, rock gc).
 -- A host embedding its own kind of member (rock serve's registry entries,
--- serve/pool.lua) gives start, stop, alive and look instead of image.
+-- serve/pool.lua) gives start, stop, alive, answers and look instead of image.
 local uv = require "luv"
 local errors = require "rock.errors"
 local task = require "rock.task"
@@ -28,8 +30,9 @@ Pool.__index = Pool
 M.CHECK_EVERY = 10 -- seconds between looks at the idle members
 M.MAX_BACKOFF = 10 -- seconds, at most, between tries of a failing start
 M.DEFAULT_CLAIM_TIMEOUT = 180 -- seconds a claim waits when none is idle (ROCK's startup timeout)
+M.CLAIM_CHECK = 2 -- seconds, at most, a claimed idle member has to answer before it is taken for dead
 
-local OWN = { size = true, start = true, stop = true, alive = true, look = true, start_sem = true,
+local OWN = { size = true, start = true, stop = true, alive = true, answers = true, look = true, start_sem = true,
   check_every = true, name = true }
 
 local function permits()
@@ -39,8 +42,10 @@ end
 
 --- opts: size (required, >= 0), and either rock.sandbox.start's options
 --- (image, backend, memory, ...: every member is started with them) or a
---- host's hooks: start() -> member, stop(member), alive(member) -> bool,
---- look(member) (renews its lease; raises when it is gone). start_sem (a
+--- host's hooks: start() -> member, stop(member), alive(member) -> bool
+--- (what the host knows, no I/O), answers(member) -> bool (does it answer
+--- now: asked at each claim; may wait), look(member) (renews its lease;
+--- raises when it is gone). start_sem (a
 --- rock.semaphore shared with other starts), check_every (seconds),
 --- name (for logs). Begins filling at once; returns the pool.
 function M.new(opts)
@@ -49,11 +54,12 @@ function M.new(opts)
   if math.type(size) ~= "integer" or size < 0 or size > 100000 then
     errors.raise("invalid_argument", "rock.pool: size must be a whole number from 0 to 100000, got " .. tostring(size))
   end
-  local self = setmetatable({ size = size, idle = {}, waiters = {}, starting = 0, claimed = 0, failures = 0,
+  local self = setmetatable({ size = size, idle = {}, waiters = {}, starting = 0, claimed = 0, failures = 0, dropped = 0,
     started = 0, sleepers = {}, inflight = {}, name = opts.name or tostring(opts.image or "pool"), closed = false }, Pool)
   if opts.start then
     self.start_member, self.stop_member = opts.start, opts.stop or function(m) m:stop() end
     self.alive = opts.alive or function() return true end
+    self.answers = opts.answers
     self.look = opts.look or function() end
   else
     local so = {}
@@ -62,6 +68,7 @@ function M.new(opts)
     self.start_member = function() return require("rock.sandbox").start(so) end
     self.stop_member = function(sb) sb:stop() end
     self.alive = function(sb) return sb.state == "running" end
+    self.answers = function(sb) return sb:is_alive() end
     self.look = function(sb) if not sb:is_alive() then errors.raise("sandbox_not_alive", "gone") end end
   end
   self.sem = opts.start_sem or permits()
@@ -130,16 +137,47 @@ function Pool:backoff(s)
   end)
 end
 
---- The next idle member, at once, or nil (none idle now). The caller owns it.
+-- Does idle member m (out of the idle list) answer now, within
+-- CLAIM_CHECK seconds? A deadline of the caller's that fell meanwhile is
+-- raised here (m back in the idle list, or stopped once closed), not
+-- taken for a dead member.
+function Pool:answering(m)
+  if not self.answers then return true end
+  local in_task = task.current() ~= nil
+  local ok, yes -- outside a task (stock lua5.4's top level) the loop runs here, bounded by the call's own timeout
+  if in_task then ok, yes = pcall(task.timeout, M.CLAIM_CHECK, self.answers, m)
+  else ok, yes = pcall(self.answers, m) end
+  if ok and yes then return true end
+  if not in_task then return false end
+  local fine, err = pcall(task.sleep, 0) -- the caller's deadline wins at this wait
+  if not fine then
+    if self.closed then task.spawn(function() pcall(self.stop_member, m) end)
+    else table.insert(self.idle, 1, m) end
+    error(err, 0)
+  end
+  return false
+end
+
+--- The next idle member that answers (inside a task: each is asked,
+--- at most CLAIM_CHECK seconds), or nil (none idle now). The caller owns it.
 function Pool:try_claim()
   if self.closed then errors.raise("invalid_argument", "rock.pool: this pool is closed") end
   while #self.idle > 0 do
     local m = table.remove(self.idle, 1)
-    if self.alive(m) then
+    -- asked before its replacement begins: the start's first steps would
+    -- otherwise run while this claim waits for the answer
+    local live = self.alive(m) and self:answering(m)
+    self:fill()
+    if live then
+      if self.closed then -- closed while it was asked: it goes with the others
+        task.spawn(function() pcall(self.stop_member, m) end)
+        errors.raise("invalid_argument", "rock.pool: this pool was closed while the claim waited")
+      end
       self.claimed = self.claimed + 1
-      self:fill()
       return m
     end
+    self.dropped = self.dropped + 1
+    log.warn("pool", "%s: an idle sandbox does not answer at its claim; replacing it", self.name)
     task.spawn(function() pcall(self.stop_member, m) end) -- died idle: gone, replaced
   end
   self:fill()
@@ -193,6 +231,7 @@ function Pool:check()
       for i, x in ipairs(self.idle) do
         if x == m then
           table.remove(self.idle, i)
+          self.dropped = self.dropped + 1
           log.warn("pool", "%s: an idle sandbox is gone; replacing it", self.name)
           pcall(self.stop_member, m)
           break
@@ -204,11 +243,12 @@ function Pool:check()
   self:fill()
 end
 
---- {size, idle, starting, waiting, claimed, started, failures, last_error}
+--- {size, idle, starting, waiting, claimed, started, failures, dropped
+--- (idle members found dead: by a look or at a claim), last_error}
 function Pool:stats()
   local err = self.last_error
   return { size = self.size, idle = #self.idle, starting = self.starting, waiting = #self.waiters,
-    claimed = self.claimed, started = self.started, failures = self.failures,
+    claimed = self.claimed, started = self.started, failures = self.failures, dropped = self.dropped,
     last_error = err and tostring(errors.is(err) and err.message or err) or nil }
 end
 

@@ -4,8 +4,9 @@
 -- run that leaves a container or a runc mount). Real starts throughout: claims
 -- under concurrency (never one sandbox twice), refill, failing starts
 -- (the local rocklet /bin/false, as test_group does), an idle member that
--- dies, close, and a pool whose host is killed with -9 (rock gc leaves
--- nothing).
+-- dies (found by a look; killed right before its claim: never handed
+-- out), a caller's deadline during a claim, close, and a pool whose host
+-- is killed with -9 (rock gc leaves nothing).
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
 local T = dofile(here .. "harness.lua")
@@ -132,6 +133,62 @@ T.test("an idle sandbox that dies is dropped and replaced, never claimed", funct
   T.ok(a ~= victim and b ~= victim, "the dead one is not handed out")
   T.eq(a:execute{ command = { "true" } }.exit_code, 0)
   a:stop(); b:stop()
+  pool:close()
+  T.eq(rock.sandbox.live_count(), 0)
+end)
+
+-- Kill member m from the host: its rocklet (local), its container's PID 1
+-- (runc), its container (an engine's). Nothing in this process notices.
+local function kill_member(m)
+  if m.backend == "local" then
+    uv.kill(m.pid, "sigkill")
+  elseif m.backend == "runc" then
+    uv.kill(m.init_pid, "sigkill")
+  else
+    rock.engine.connect(m.backend):container_remove(m.container, true)
+  end
+end
+
+T.test("a member killed from the host right before its claim is not handed out; the next is", function()
+  local pool = rock.pool(opts{ size = 2, check_every = 600 }) -- no look between the kill and the claim
+  settled(pool, 2)
+  local victim, other = pool.idle[1], pool.idle[2]
+  kill_member(victim)
+  T.eq(victim.state, "running", "nothing has noticed yet")
+  local t0 = uv.hrtime()
+  local a = pool:try_claim()
+  local took = (uv.hrtime() - t0) / 1e9
+  T.ok(a == other, "the next idle one is handed out, not the dead one")
+  T.ok(took < rock.pool.CLAIM_CHECK + 1, "within the claim's bound: " .. took .. " s")
+  T.eq(a:execute{ command = { "echo", "alive" } }.stdout, "alive\n")
+  T.eq(pool:stats().dropped, 1, "the dead one counted dropped")
+  -- both idle ones dead: claim waits for a fresh start instead
+  settled(pool, 2)
+  for _, m in ipairs({ pool.idle[1], pool.idle[2] }) do kill_member(m) end
+  local dead = { [pool.idle[1]] = true, [pool.idle[2]] = true }
+  local b = pool:claim{ timeout = 60 }
+  T.ok(not dead[b], "a fresh one, not a dead one")
+  T.eq(b:execute{ command = { "true" } }.exit_code, 0)
+  T.eq(pool:stats().dropped, 3)
+  a:stop(); b:stop()
+  pool:close()
+  T.wait_until("the dead ones stopped", function() return rock.sandbox.live_count() == 0 end, 30)
+end)
+
+T.test("a caller's deadline during a claim's check is the caller's: the member stays idle", function()
+  local pool = rock.pool(opts{ size = 1, check_every = 600 })
+  settled(pool, 1)
+  local m = pool.idle[1]
+  local slow = pool.answers
+  pool.answers = function(x) rock.sleep(0.5); return slow(x) end -- an answer slower than the deadline
+  local ok, err = pcall(rock.timeout, 0.1, function() return pool:try_claim() end)
+  T.ok(not ok and rock.errors.is(err, "timeout"), "the caller's timeout: " .. tostring(err))
+  T.eq(pool.idle[1], m, "the member is idle again, not dropped")
+  T.eq(pool:stats().dropped, 0)
+  pool.answers = slow
+  local got = pool:try_claim()
+  T.eq(got, m, "and claimed next")
+  got:stop()
   pool:close()
   T.eq(rock.sandbox.live_count(), 0)
 end)

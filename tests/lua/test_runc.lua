@@ -5,18 +5,26 @@
 -- lease stops a container by itself, a kept one is spared while it runs.
 -- Two images sharing a layer unpack it once. An image with whiteouts and
 -- an opaque dir gives the tree docker's export of it gives. A fork bomb, a
--- memory hog and a disk filler stay inside their limits. A sandbox sees
--- none of the host's processes, network or files, and its seccomp filter
--- and masked paths hold. An image unpacked before starts with no engine
--- answering. A commit is an image runc starts and docker loads. runsc,
--- when installed. The images made here are T.tmp_image
+-- memory hog and a disk filler stay inside their limits (the cgroup's own
+-- counters read, v1 or v2). A sandbox sees none of the host's processes,
+-- network or files, and its seccomp filter and Docker's masked paths hold.
+-- An image unpacked before starts with no engine answering. A commit is
+-- an image runc starts and docker loads. `rock serve --backend runc` is a
+-- healthy node whose statistics move with what its sandbox uses; a
+-- missing overlayfs or cgroup controller (a fake /proc/filesystems and
+-- cgroup root) is a clear error and an unhealthy node. runsc, when
+-- installed. The images made here are T.tmp_image
 -- names (run.sh's leak check); the layer store is this test's own
 -- ($ROCK_HOME), not the suites' shared one.
 local rock = require "rock"
 local state = require "rock.state"
 local layers = require "rock.layers"
 local runc = require "rock.backends.runc"
-local T = dofile(arg[0]:match("(.*/)") .. "harness.lua")
+local here = arg[0]:match("(.*/)")
+local T = dofile(here .. "harness.lua")
+local S = dofile(here .. "serve_client.lua")
+local json = rock.json
+local admission = require "rock.serve.admission"
 
 local IMAGE = "rock-test/debian:12"
 local BUSYBOX = "rock-test/busybox:1"
@@ -268,10 +276,40 @@ T.test("commit: the sandbox's files as an image: runc starts it from the store, 
   if not ok then error(err, 0) end
 end)
 
+-- The memory cgroup of runc container name, by the kernel's own
+-- counters: {version, dir, limit, peak, oom_kills} (cgroup v2: memory.max,
+-- memory.peak, memory.events; v1: memory.limit_in_bytes,
+-- memory.max_usage_in_bytes, memory.oom_control), or nil, where when
+-- neither is there.
+local function read_num(path, pattern)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local text = f:read("a")
+  f:close()
+  return tonumber(text:match(pattern or "^%s*(%d+)"))
+end
+local function memory_cgroup(name)
+  local v2 = "/sys/fs/cgroup/rock/" .. name
+  if uv.fs_stat("/sys/fs/cgroup/cgroup.controllers") and uv.fs_stat(v2 .. "/memory.max") then
+    return { version = 2, dir = v2, limit = read_num(v2 .. "/memory.max"), peak = read_num(v2 .. "/memory.peak"),
+      oom_kills = read_num(v2 .. "/memory.events", "oom_kill%s+(%d+)") }
+  end
+  local v1 = "/sys/fs/cgroup/memory/rock/" .. name
+  if uv.fs_stat(v1 .. "/memory.limit_in_bytes") then
+    return { version = 1, dir = v1, limit = read_num(v1 .. "/memory.limit_in_bytes"),
+      peak = read_num(v1 .. "/memory.max_usage_in_bytes"),
+      oom_kills = read_num(v1 .. "/memory.oom_control", "oom_kill%s+(%d+)") }
+  end
+  return nil, v2 .. " (v2) nor " .. v1 .. " (v1)"
+end
+
 T.test("a fork bomb and a memory hog stay inside their limits", function()
   local sb = rock.sandbox.start{ backend = "runc", image = IMAGE, pids_limit = 64, memory = "64m" }
-  local cg = "/sys/fs/cgroup/memory/rock/" .. runc.container_name(sb.id)
+  local limit = 64 * 1024 * 1024
+  local cg, where = memory_cgroup(runc.container_name(sb.id))
   local ok, err = pcall(function()
+    T.ok(cg, "the sandbox's memory cgroup is found: neither " .. tostring(where))
+    T.eq(cg.limit, limit, "cgroup v" .. cg.version .. ": its memory limit")
     -- as many processes as it can make (each ends in 3 s): the pids limit stops it
     local out = sh(sb, [[perl -e 'my $n = 0; for (1..500) { my $p = fork(); last unless defined $p; ]] ..
       [[if (!$p) { sleep 3; exit 0 } $n++ } print "$n\n"']])
@@ -280,18 +318,16 @@ T.test("a fork bomb and a memory hog stay inside their limits", function()
     rock.sleep(3.5)
     local hog, code = sh(sb, [[perl -e '$x = "a" x (300 * 1024 * 1024); print length($x), "\n"']])
     T.eq(code, 137, "the hog was killed by the OOM killer: " .. hog)
-    local f = io.open(cg .. "/memory.max_usage_in_bytes")
-    if f then
-      local max = tonumber(f:read("a"))
-      f:close()
-      T.ok(max <= 64 * 1024 * 1024, "memory used at most the limit: " .. max)
-    end
+    local after = memory_cgroup(runc.container_name(sb.id))
+    T.ok(after.peak or after.oom_kills, "cgroup v" .. cg.version .. " counts a peak or OOM kills")
+    if after.peak then T.ok(after.peak <= limit, "memory used at most the limit: " .. after.peak) end
+    if after.oom_kills then T.ok(after.oom_kills >= 1, "the kernel counted the OOM kill: " .. after.oom_kills) end
     T.ok(sb:is_alive(), "the sandbox lives on")
     local out2 = sh(sb, "echo still here")
     T.match(out2, "still here")
   end)
   sb:stop()
-  T.ok(not uv.fs_stat(cg), "its cgroup is gone")
+  T.ok(not (cg and uv.fs_stat(cg.dir)), "its cgroup is gone")
   if not ok then error(err, 0) end
 end)
 
@@ -334,8 +370,21 @@ T.test("no host process, network or file is visible; seccomp and masked paths ho
     T.eq(out, "ok\n", "other families are not")
     local _, c3 = sh(sb, "echo 1 > /proc/sys/kernel/panic 2>/dev/null")
     T.ok(c3 ~= 0, "/proc/sys is read-only")
-    out = sh(sb, "wc -c < /proc/timer_list")
-    T.eq(out, "0\n", "/proc/timer_list masked")
+    out = sh(sb, "wc -c < /proc/timer_list; wc -c < /proc/interrupts")
+    T.eq(out, "0\n0\n", "/proc/timer_list and /proc/interrupts masked")
+    local cfg = json.decode(T.must("cat " .. T.q(sb.dir .. "/bundle/config.json")))
+    local masked = {}
+    for _, p in ipairs(cfg.linux.maskedPaths) do masked[p] = true end
+    for _, p in ipairs({ "/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+        "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+        "/sys/devices/virtual/powercap", "/sys/firmware" }) do
+      T.ok(masked[p], "Docker's masked path " .. p)
+    end
+    for cpu = 0, 4096 do
+      local tt = "/sys/devices/system/cpu/cpu" .. cpu .. "/thermal_throttle"
+      if not uv.fs_stat("/sys/devices/system/cpu/cpu" .. cpu) then break end
+      T.eq(masked[tt] == true, uv.fs_stat(tt) ~= nil, "thermal_throttle of cpu " .. cpu .. " masked where the host has it")
+    end
     out = sh(sb, "ls -ld / | cut -c1-10")
     T.eq(out, "drwxr-xr-x\n", "/ is 0755")
     out = sh(sb, "awk '$5 == \"/.rock/rocklet\" { print $6 }' /proc/self/mountinfo")
@@ -361,6 +410,107 @@ T.test("clear errors: no runc, no image, no engine and no record", function()
     engine = gone_engine })
   T.match(e.message, "no record of rock%-test/never:1")
   T.eq(#T.listdir(state.sandboxes_dir()), 0, "no dir left by the failed starts")
+end)
+
+-- A node's health, asked fresh (admission caches it a second).
+local function health(backend)
+  return admission.new{ cpus = 1, memory = 2 ^ 30 }:health(backend)
+end
+
+T.test("clear errors: no overlayfs, a cgroup controller missing (v2 and v1); the node says so", function()
+  local fake = state.dir() .. "/fake-host"
+  T.must("mkdir -p " .. T.q(fake .. "/cgroup") .. " " .. T.q(fake .. "/modules"))
+  local real = { runc.CGROUP_ROOT, runc.FILESYSTEMS, runc.MODULES }
+  local ok, err = pcall(function()
+    T.eq(select(2, health("runc")), "ok", "this host has what runc needs")
+    -- cgroup v2: the root's list of controllers, pids not in it
+    runc.CGROUP_ROOT = fake .. "/cgroup"
+    T.write(fake .. "/cgroup/cgroup.controllers", "cpuset cpu io memory hugetlb\n")
+    local e = T.raises("engine_unavailable", rock.sandbox.start, { backend = "runc", image = BUSYBOX, pids_limit = 64 })
+    T.match(e.message, "cgroup controller 'pids'")
+    local h, why = health("runc")
+    T.eq(h, false)
+    T.match(why, "cgroup controller 'pids'")
+    -- cgroup v1: a hierarchy per controller, memory not there
+    os.remove(fake .. "/cgroup/cgroup.controllers")
+    T.must("mkdir -p " .. T.q(fake .. "/cgroup/pids") .. " " .. T.q(fake .. "/cgroup/cpu"))
+    e = T.raises("engine_unavailable", rock.sandbox.start, { backend = "runc", image = BUSYBOX, memory = "64m" })
+    T.match(e.message, "cgroup controller 'memory'")
+    T.match(select(2, health("runc")), "cgroup controller 'memory'")
+    runc.CGROUP_ROOT = real[1]
+    -- no overlay in the kernel's list, no module of it
+    T.write(fake .. "/filesystems", "nodev\tsysfs\nnodev\ttmpfs\n\text4\n")
+    runc.FILESYSTEMS, runc.MODULES = fake .. "/filesystems", fake .. "/modules"
+    e = T.raises("engine_unavailable", rock.sandbox.start, { backend = "runc", image = BUSYBOX })
+    T.match(e.message, "needs overlayfs")
+    h, why = health("runc")
+    T.eq(h, false)
+    T.match(why, "overlayfs")
+    -- a module of it is loaded at the first mount: that is enough
+    T.must("mkdir -p " .. T.q(fake .. "/modules/" .. uv.os_uname().release .. "/kernel/fs/overlayfs"))
+    T.eq(select(2, health("runc")), "ok")
+  end)
+  runc.CGROUP_ROOT, runc.FILESYSTEMS, runc.MODULES = real[1], real[2], real[3]
+  T.must("rm -rf " .. T.q(fake))
+  if not ok then error(err, 0) end
+  T.eq(#T.listdir(state.sandboxes_dir()), 0, "no dir left by the refused starts")
+  -- the node's health is the backend's: one registered at runtime is asked, one without health() can start
+  local backends = require "rock.backends"
+  local impl = { health = function() return false, "its cluster is down" end }
+  for _, f in ipairs(backends.REQUIRED) do impl[f] = function() end end
+  backends.register("runc-test-unhealthy", impl)
+  local h, why = health("runc-test-unhealthy")
+  backends.unregister("runc-test-unhealthy")
+  T.eq(h, false)
+  T.eq(why, "its cluster is down")
+  impl.health = nil
+  backends.register("runc-test-plain", impl)
+  h = health("runc-test-plain")
+  backends.unregister("runc-test-plain")
+  T.eq(h, true, "a backend without health() can start")
+end)
+
+T.test("rock serve --backend runc: a healthy node; statistics from the cgroup move with what the sandbox uses", function()
+  local srv = S.start{ backend = "runc" }
+  local done, err = pcall(function()
+    local function ok(env)
+      if type(env) ~= "table" or env.status ~= "Success" then error(json.encode(env), 2) end
+      return env.result
+    end
+    local node = ok(srv.get("node"))
+    T.eq(node.backend, "runc")
+    T.eq(node.healthy, true, "a runc node is healthy: " .. tostring(node.health))
+    T.eq(node.health, "ok")
+    T.match(srv.raw{ path = "/metrics" }.body, "rock_node_healthy 1\n")
+    local id = S.start_sandbox(srv, { image = IMAGE, memory = "512m", cpus = 1 })
+    local function stats() return ok(srv.get("get_sandbox_statistics", { sandbox_id = id })) end
+    local s1 = stats()
+    T.ok(s1.mem_bytes > 0 and s1.mem_bytes < 100 * 2 ^ 20, "an idle sandbox's memory: " .. s1.mem_bytes)
+    T.ok(s1.mem > 0 and s1.mem < 20, "in percent of its 512 MB: " .. s1.mem)
+    -- 200 MB held by a process, a core busy, 8 MB written to its upper dir
+    ok(srv.post("execute", { sandbox_id = id, command = { "sh", "-c",
+      [[perl -e '$x = "a" x (200 * 1024 * 1024); sleep 60' >/dev/null 2>&1 & echo $! > /tmp/hog.pid
+        sh -c 'while :; do :; done' >/dev/null 2>&1 & echo $! > /tmp/busy.pid
+        head -c 8388608 /dev/urandom > /tmp/eight]] } }))
+    local s2
+    T.wait_until("memory use rises by 150 MB", function()
+      s2 = stats()
+      return s2.mem_bytes - s1.mem_bytes > 150 * 2 ^ 20
+    end, 20)
+    T.ok(s2.mem > s1.mem + 25, "percent of the limit rises with it: " .. s1.mem .. " -> " .. s2.mem)
+    rock.sleep(1)
+    local s3 = stats()
+    T.ok(s3.cpu > 20, "a busy core shows: cpu " .. s3.cpu .. " %")
+    T.ok(s3.disk - s1.disk >= 8 * 2 ^ 20, "its upper dir grew by 8 MB: " .. s1.disk .. " -> " .. s3.disk)
+    ok(srv.post("execute", { sandbox_id = id, command = { "sh", "-c",
+      "kill $(cat /tmp/hog.pid) $(cat /tmp/busy.pid); rm /tmp/eight" } }))
+    T.wait_until("memory falls back", function() return stats().mem_bytes - s1.mem_bytes < 50 * 2 ^ 20 end, 20)
+    ok(srv.post("stop", { sandbox_id = id }))
+  end)
+  srv.stop()
+  if not done then error(err, 0) end
+  T.eq(#T.listdir(state.sandboxes_dir()), 0, "the server left no sandbox")
+  T.eq(runc_list(), "", "nor a container")
 end)
 
 -- gVisor (runtime = "runsc"), when Debian's runsc is installed: a start,

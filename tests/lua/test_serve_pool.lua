@@ -4,7 +4,8 @@
 -- listed and found by no route until claimed; a start as ROCK's SDK sends
 -- it gets one (its sandbox_id is a warm one's, alive at the first poll),
 -- the pool refills; other starts start as always; concurrent starts never
--- share one; a server stopped or killed leaves nothing (a restart removes
+-- share one; warm ones killed from the host right before a start are not
+-- handed out; a server stopped or killed leaves nothing (a restart removes
 -- the previous server's warm ones).
 local rock = require "rock"
 local here = arg[0]:match("(.*/)")
@@ -105,6 +106,34 @@ T.test("12 starts at once: each gets its own sandbox, the warm ones first", func
   T.ok(from_pool >= 3, "the three warm ones were claimed: " .. from_pool)
   for i = 1, 12 do srv.post("stop", { sandbox_id = ids[i] }) end
   warm(srv, 3)
+end)
+
+-- Kill warm sandbox id from the host, from its record: its rocklet
+-- (local), its container's PID 1 (runc), its container (an engine's).
+local function kill_warm(id)
+  local rec = json.decode(T.must("cat " .. T.q(home .. "/sandboxes/" .. id .. "/sandbox.json")))
+  if rec.backend == "local" then T.must("kill -9 " .. math.tointeger(rec.pid))
+  elseif rec.backend == "runc" then T.must("kill -9 " .. math.tointeger(rec.init_pid))
+  else T.must(rec.backend .. " rm -f " .. rec.container .. " >/dev/null") end
+end
+
+T.test("warm ones killed from the host right before a start are not handed out", function()
+  warm(srv, 3)
+  local before = dirs()
+  for id in pairs(before) do kill_warm(id) end
+  local env = srv.post("start_async", SDK)
+  T.eq(env.status, "Success", json.encode(env))
+  local id = env.result.sandbox_id
+  T.ok(not before[id], "not one of the dead warm ones")
+  T.wait_until("it runs", function()
+    local st = srv.get("get_status", { sandbox_id = id }).result
+    return st and st.is_alive == true
+  end, 60)
+  T.eq(srv.post("execute", { sandbox_id = id, command = { "echo", "fresh" } }).result.stdout, "fresh\n")
+  srv.post("stop", { sandbox_id = id })
+  warm(srv, 3)
+  local now = dirs()
+  for old in pairs(before) do T.ok(not now[old], "dead warm " .. old .. " removed") end
 end)
 
 T.test("kill -9 and a restart on the same home: the old warm ones go, the new pool fills", function()

@@ -692,6 +692,10 @@ function M.backend(kind)
       remove_image = true, upload_stream = true, download_stream = true, own_files = true },
   }, { __index = M })
   function b.warmup(image) return images.ensure(image, { pull = "missing", engine = engine.connect(kind) }) end
+  function b.health()
+    if answering(kind) then return true end
+    return false, kind .. " does not answer"
+  end
   function b.reap(ctx)
     local e = answering(kind)
     if e then M.sweep(e, ctx) end

@@ -60,6 +60,11 @@
 --                 Sandbox:download writes read_file's bytes.
 --   own_files     what runs in it has a file system of its own: it cannot
 --                 reach this host's files (a container; not local).
+-- For a node's report (`rock serve`'s GET .../node, its /metrics):
+--   health()      optional. Can this node start sandboxes now: true, or
+--                 false and why (an engine that does not answer, a runtime
+--                 or a kernel feature missing). Without it: yes. Quick: a
+--                 report asks it at most once a second.
 -- For `rock gc`, `rock ps` and a restarted server (records in the state
 -- dir, state.lua, carry the backend's name in rec.backend):
 --   release(rec, dir, final)  optional. Remove what a sandbox no host

@@ -25,7 +25,9 @@
 -- socket is then made on the host (runsc --host-uds) in a small tmpfs of
 -- the sandbox's dir, served by runsc's gofer. commit() makes an image of the
 -- base plus the upper dir (an archive in the image cache, its layer in the
--- store). Not here: a network
+-- store). A start without runc, overlayfs or a cgroup controller its limits
+-- need raises engine_unavailable naming it before anything is made;
+-- health() (a node's report) checks the same. Not here: a network
 -- other than none. docs/runc.md says all of it for a user.
 local uv = require "luv"
 local core = require "rock.core"
@@ -100,25 +102,60 @@ local function runtime(name, check)
   return rt
 end
 
--- The cgroup controllers a start's limits need, checked at each start
--- (a stat or a read): a clear error names the one missing (cgroup v1 or v2).
-local function check_cgroups(limits, cpus)
-  local need = { "memory", "pids" }
-  if cpus then need[#need + 1] = "cpu" end
-  local v2 = io.open("/sys/fs/cgroup/cgroup.controllers", "r")
+M.CGROUP_ROOT = "/sys/fs/cgroup" -- where the host's cgroup controllers are read
+M.FILESYSTEMS = "/proc/filesystems" -- the kernel's file systems
+M.MODULES = "/lib/modules" -- its modules (overlayfs may be one, loaded at the first mount)
+
+-- The cgroup controllers of this host ({name = true}): cgroup v2's list at
+-- the root (cgroup.controllers), else v1's hierarchies (a dir each).
+local function controllers()
   local have = {}
+  local v2 = io.open(M.CGROUP_ROOT .. "/cgroup.controllers", "r")
   if v2 then
     for c in v2:read("a"):gmatch("%S+") do have[c] = true end
     v2:close()
   else
-    for _, c in ipairs(need) do have[c] = uv.fs_stat("/sys/fs/cgroup/" .. c) ~= nil end
+    for _, c in ipairs({ "memory", "pids", "cpu" }) do have[c] = uv.fs_stat(M.CGROUP_ROOT .. "/" .. c) ~= nil end
   end
-  for _, c in ipairs(need) do
-    if not have[c] and ((c == "memory" and limits.memory) or (c == "pids" and limits.pids_limit) or c == "cpu") then
-      errors.raise("engine_unavailable", "the runc backend needs the cgroup controller '" .. c ..
-        "' for this sandbox's limits and this host has none")
+  return have
+end
+
+-- Why a sandbox cannot have the cgroup limits it needs ("memory" when
+-- memory, "pids" when pids, "cpu" when cpus), or nil.
+local function cgroups_missing(memory, pids, cpus)
+  local have = controllers()
+  for _, c in ipairs({ { "memory", memory }, { "pids", pids }, { "cpu", cpus } }) do
+    if c[2] and not have[c[1]] then
+      return "the runc backend needs the cgroup controller '" .. c[1] .. "' for the limits it sets and this host " ..
+        "has none (" .. M.CGROUP_ROOT .. ")"
     end
   end
+end
+
+-- Why this kernel cannot mount an overlay, or nil: overlay is in its list
+-- of file systems, or a module of it is there to load.
+local function overlay_missing()
+  local f = io.open(M.FILESYSTEMS, "r")
+  local text = f and f:read("a") or ""
+  if f then f:close() end
+  if (text .. "\n"):find("%soverlay\n") then return nil end
+  local mods = M.MODULES .. "/" .. uv.os_uname().release .. "/kernel/fs/overlayfs"
+  if uv.fs_stat(mods) then return nil end
+  return "the runc backend needs overlayfs and this kernel has none (not in " .. M.FILESYSTEMS ..
+    ", no module: modprobe overlay)"
+end
+
+--- The contract's health(): can this node start sandboxes (runc, the
+--- default runtime, is there; overlayfs; the memory, pids and cpu
+--- controllers ROCK's starts ask limits of): true, or false and why.
+--- File reads only: no runc is run.
+function M.health()
+  if not found(M.runc_bin()) then
+    return false, "the runc backend needs " .. M.runc_bin() .. " (Debian's runc package) and it is not there"
+  end
+  local missing = overlay_missing() or cgroups_missing(true, true, true)
+  if missing then return false, missing end
+  return true, "ok"
 end
 
 local function env_of(image_env, env)
@@ -168,6 +205,37 @@ local function user_mounts(mounts, out, taken)
     out[#out + 1] = bind(src, dst, ro)
     taken[dst] = true
   end
+end
+
+-- Docker's default masked paths: moby's defaultLinuxMaskedPaths
+-- (daemon/pkg/oci/defaults.go, as of docker v29.7.2): these, and the
+-- thermal_throttle dir of each possible CPU where the host has one
+-- (GHSA-6fw5-f8r9-fgfm). Read from the host once.
+local MASKED = { "/proc/acpi", "/proc/asound", "/proc/interrupts", "/proc/kcore", "/proc/keys",
+  "/proc/latency_stats", "/proc/sched_debug", "/proc/scsi", "/proc/timer_list", "/proc/timer_stats",
+  "/sys/devices/virtual/powercap", "/sys/firmware" }
+local masked
+
+--- The paths a runc sandbox's config masks (a new list each call).
+function M.masked_paths()
+  if not masked then
+    masked = {}
+    for i, p in ipairs(MASKED) do masked[i] = p end
+    local f = io.open("/sys/devices/system/cpu/possible", "r")
+    local possible = f and f:read("a") or ""
+    if f then f:close() end
+    for range in possible:gmatch("[^,%s]+") do
+      local a, b = range:match("^(%d+)%-(%d+)$")
+      a, b = tonumber(a or range), tonumber(b or range)
+      for cpu = a or 1, a and b or 0 do
+        local path = "/sys/devices/system/cpu/cpu" .. cpu .. "/thermal_throttle"
+        if uv.fs_stat(path) then masked[#masked + 1] = path end
+      end
+    end
+  end
+  local out = {}
+  for i, p in ipairs(masked) do out[i] = p end
+  return out
 end
 
 --- The OCI runtime config (config.json) of sandbox sb: the image's
@@ -237,8 +305,7 @@ function M.config(sb, img, opts)
       resources = resources,
       namespaces = json.array{ { type = "pid" }, { type = "network" }, { type = "ipc" }, { type = "uts" },
         { type = "mount" }, { type = "cgroup" } },
-      maskedPaths = json.array{ "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats",
-        "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware" },
+      maskedPaths = json.array(M.masked_paths()),
       readonlyPaths = json.array{ "/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger" },
       seccomp = seccomp.profile(),
     },
@@ -346,7 +413,8 @@ function M.start(sb, opts, phase)
     errors.raise("invalid_argument", "sandbox " .. sb.id .. " already exists")
   end
   local limits = opts.limits or {}
-  check_cgroups(limits, opts.cpus)
+  local missing = overlay_missing() or cgroups_missing(limits.memory, limits.pids_limit, opts.cpus)
+  if missing then errors.raise("engine_unavailable", missing) end
 
   phase("image_pull", "running", "ensuring " .. sb.image)
   local e = engine.connect(opts.engine or engine.detect() or "docker")

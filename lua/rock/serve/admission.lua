@@ -275,20 +275,25 @@ function Admission:adopt(e)
   e.admission, e.on_state = t, on_state(self)
 end
 
--- Whether the node can start sandboxes: its engine answers (local: yes).
+-- Whether the node can start sandboxes: its backend's health() says so
+-- (the contract, backends/init.lua: an engine's ping, runc's binary and
+-- kernel; one without health() can); "auto" is the engine that answers.
 -- Checked at most once a HEALTH_EVERY (a placer polls often).
 function Admission:health(backend)
   local now = uv.now()
   if self.health_at and now - self.health_at < M.HEALTH_EVERY * 1000 then return self.healthy, self.health_why end
   local ok, why = true, "ok"
-  if backend ~= "local" then
-    local engine = require "rock.engine"
-    local kind = backend
-    if kind == "auto" then kind = engine.detect() end
-    local pinged = kind and select(2, pcall(function() return engine.connect(kind):ping(2) end))
-    if not pinged then
-      ok, why = false, kind and (kind .. " does not answer") or "no container engine answers (docker, podman)"
-    end
+  local name = backend
+  if name == "auto" then name = require("rock.engine").detect() end
+  local impl = name and require("rock.backends").get(name)
+  if not name then
+    ok, why = false, "no container engine answers (docker, podman)"
+  elseif not impl then
+    ok, why = false, "no backend named " .. tostring(name)
+  elseif impl.health then
+    local done, h, hwhy = pcall(impl.health)
+    if not done then ok, why = false, tostring(errors.is(h) and h.message or h)
+    elseif not h then ok, why = false, tostring(hwhy or (name .. " is not healthy")) end
   end
   self.health_at, self.healthy, self.health_why = uv.now(), ok, why
   return ok, why

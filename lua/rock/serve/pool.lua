@@ -63,6 +63,7 @@ function M.new(registry, list, check_every)
       end,
       stop = function(e) registry:delete(e) end,
       alive = function(e) return e.state == "running" and e.sb ~= nil and e.sb.state == "running" end,
+      answers = function(e) return e.sb:is_alive() end, -- at its claim: its rocklet answers now
       look = function(e) -- renews both leases: the registry's and the rocklet's own
         registry:touch(e)
         if not e.sb:is_alive() then errors.raise("sandbox_not_alive", "gone") end

@@ -88,6 +88,11 @@ function Registry:start(req, who, pooled)
   local again = key and self.by_key[key]
   if again and again.state ~= "deleted" then return again end -- the same start, sent again
   local warm = not pooled and self.pools and self.pools:claim(req)
+  again = key and self.by_key[key] -- the claim waited (a warm one asked): the same start may have come meanwhile
+  if again and again.state ~= "deleted" then
+    if warm then task.spawn(function() pcall(self.delete, self, warm) end) end
+    return again
+  end
   if warm then -- the caller's from now on
     warm.pooled, warm.request = nil, req
     warm.user_id, warm.experiment_id, warm.namespace = who.user_id, who.experiment_id, who.namespace
