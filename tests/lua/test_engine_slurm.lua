@@ -62,7 +62,9 @@ T.test("swe_agent --backend slurm: the oracle resolves the demo tasks; a queued 
     T.ok(ok, "swe_agent ran: " .. log)
     if os.getenv("SHOWLOG") then print(log) end
     T.match(log, "resolved%s+" .. #tasks)
-    T.match(log, ": queued %(job %d+ PENDING %(Resources%)%)", "the log shows a task waiting in Slurm's queue")
+    -- the job behind the one that waits for room waits for it (Priority)
+    T.ok(log:find(": queued %(job %d+ PENDING %(Resources%)%)") or log:find(": queued %(job %d+ PENDING %(Priority%)%)"),
+      "the log shows a task waiting in Slurm's queue: " .. log)
     local n = 0
     for line in io.lines(out .. "/trajectories.jsonl") do
       local tr = json.decode(line)
@@ -139,6 +141,10 @@ T.test("swe_eval --backend slurm --allocation: each graded in an srun step of an
   T.ok(okb, "the allocation: " .. out)
   local alloc = out:match("(%d+)")
   local okc, err = pcall(function()
+    -- held as salloc holds it: granted before it is used
+    T.wait_until("the allocation runs", function()
+      for _, j in ipairs(cl:jobs()) do if j.id == alloc then return j.state == "RUNNING" end end
+    end, 30)
     local tasks = rock.agent.tasks.load(demo .. "tasks.jsonl")
     local pf = home .. "/gold-steps.jsonl"
     local lines = {}
