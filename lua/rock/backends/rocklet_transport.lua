@@ -5,7 +5,8 @@
 -- SO_PEERCRED). The local and container backends use it; remote does not
 -- (it sends the operation to `rock serve`). Files move on the byte routes
 -- (GET/PUT /file: raw bodies, no JSON): read_file, download (streamed to a
--- host file) and upload (streamed from one); execute and run_in_session
+-- host file, or relayed to a `rock serve` client: args.relay) and upload
+-- (streamed from one); execute and run_in_session
 -- take their output as text bodies (Accept: text/plain: no JSON around
 -- it). A command's bytes that JSON cannot carry (not UTF-8, or a NUL)
 -- travel base64-encoded, once, here.
@@ -89,6 +90,35 @@ local function download(sb, args, timeout)
   error(as_op(res, "download"), 0)
 end
 
+--- The rocklet's 416 says the file's size in its message (c/rocklet/
+--- bytes.c): the Content-Range a relayed 416 answers with.
+function M.unsatisfiable(e)
+  local size = errors.is(e) and e.http_status == 416 and tostring(e.message):match("the file has (%d+) bytes")
+  if size then e.content_range = "bytes */" .. size end
+  return e
+end
+
+--- download relayed (args.relay, a request handle of `rock serve`'s
+--- server; backends/init.lua): GET (or HEAD: args.head) /file with the
+--- client's Range (args.range), the answer's status, type, range and
+--- bytes passed on to that request's client as they come (c/http/
+--- lua_serve.c), the rocklet read no faster than the client reads. An
+--- error answer (not found, 416) is raised as its rock.error, the request
+--- left to answer; a client gone mid-way ends it (cancelled).
+local function relay(sb, args, timeout)
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(args.path),
+    { method = args.head and "HEAD" or "GET", timeout = timeout, relay = args.relay,
+      headers = args.range and { Range = args.range } or nil }, sb.rocklet_pid)
+  if not ok then
+    if args.head and errors.is(res, "internal") and res.http_status then -- a HEAD's error has no body
+      res.code = res.http_status == 404 and "not_found" or res.http_status < 500 and "invalid_argument" or "internal"
+      res.message = "file " .. args.path .. ": HTTP " .. res.http_status
+    end
+    error(as_op(M.unsatisfiable(res), "download"), 0)
+  end
+  return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
+end
+
 --- upload by PUT /file, the host file streamed as the body.
 local function upload(sb, args, timeout, file)
   local res = rocklet.request(sb.socket, "/file?path=" .. quote(args.path),
@@ -145,6 +175,7 @@ function M.op(sb, name, args, timeout, file)
   elseif name == "upload" then
     return upload(sb, args, timeout, file)
   elseif name == "download" then
+    if args.relay then return relay(sb, args, timeout) end
     return download(sb, args, timeout)
   end
   errors.raise("invalid_argument", "no operation '" .. tostring(name) .. "' (backends/init.lua lists them)")
