@@ -507,6 +507,27 @@ T.test("rock serve GET .../file: a client gone mid-stream ends the transfer from
   serve_done(id, d)
 end)
 
+T.test("the remote backend: a 2xx answer to an upload that is no Success envelope is an error, not a success", function()
+  -- a node that starts sandboxes as rock serve does, and answers PUT .../file with 200 and a word
+  local fake = rock.http.serve{ port = 0, handler = function(req)
+    local name = req.path:match("/v1/(.*)$")
+    local function ok(result) return { headers = { ["Content-Type"] = "application/json" },
+      body = json.encode{ status = "Success", result = result } } end
+    if name == "start_async" then return ok{ sandbox_id = "fake-1" } end
+    if name == "get_status" then return ok{ is_alive = true, state = "running", status = {} } end
+    if name == "file" and req.method == "PUT" then return { status = 200, body = "stored" } end
+    return ok{}
+  end }
+  local sb = rock.sandbox.start{ base_url = fake.url, image = "any" }
+  local src = host("small")
+  T.write(src, "bytes")
+  local e = T.raises("http_error", sb.upload, sb, { path = "/tmp/x", file = src })
+  T.match(e.message, "no Success envelope")
+  os.remove(src)
+  sb:stop()
+  fake:stop()
+end)
+
 srv.stop()
 os.execute("rm -rf '" .. stmp .. "' '" .. hostdir .. "'")
 T.done()

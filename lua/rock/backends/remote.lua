@@ -308,12 +308,18 @@ local function relay(sb, args, timeout)
   return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
 end
 
---- upload by PUT .../file, the host file streamed as the body.
+--- upload by PUT .../file, the host file streamed as the body; the
+--- node's answer is its Success envelope (anything else is an error: a
+--- 2xx that is not one did not come from a rock serve that wrote it).
 local function upload(sb, args, timeout, file)
   local res = bytes(sb, "upload", args.path, { method = "PUT", timeout = timeout, body_file = file,
     response_headers = false })
   local dok, e = pcall(json.decode, res.body)
-  return dok and type(e) == "table" and unnull(e.result) or { success = true }
+  if not (dok and type(e) == "table" and e.status == "Success" and type(e.result) == "table") then
+    errors.raise("http_error", string.format("%s answered PUT %sfile with HTTP %d and no Success envelope",
+      sb.base_url, M.PREFIX, res.status), { op = "upload", http_status = res.status })
+  end
+  return unnull(e.result)
 end
 
 local function call(sb, name, args, timeout, file)
