@@ -497,6 +497,9 @@ T.test("rock serve GET .../file: a client gone mid-stream ends the transfer from
   T.eq(res.why, "stopped")
   T.ok(res.at_stop > 0, "the server was still reading the sandbox's file when the client went")
   T.wait_until("the sandbox's file is let go", function() return #readers(name) == 0 end, 2)
+  T.wait_until("the server logs the cut answer as 499", function()
+    return srv.log():find(PREFIX .. "file " .. id .. " 499 Failed", 1, true) ~= nil
+  end, 5)
   T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
   local env = srv.post("run_in_session", { sandbox_id = id, session = "s", command = "echo still here" })
   T.eq(env.status, "Success")

@@ -344,6 +344,9 @@ function M.file(srv, args, req)
   local ok, r = pcall(sb._op, sb, "download", { path = path, relay = req._handle,
     range = (req.headers or {}).range, head = req.method == "HEAD" or nil })
   if ok then return { status = r.status, headers = OCTETS, body = "" } end -- answered as it came
+  if req._handle:answered() then -- cut mid-way: the client went, or the sandbox did
+    return { status = errors.is(r, "cancelled") and 499 or 502, body = "", outcome = "Failed" } -- for the log
+  end
   if errors.is(r) and r.http_status == 416 then -- not satisfiable: the size, as HTTP says it
     return { status = 416, headers = { ["content-type"] = "application/json", ["content-range"] = r.content_range },
       body = json.encode(env.failed(M.TEXT.file, r)) }
