@@ -132,6 +132,11 @@ for _, route in ipairs({ { "the Lua API", lua_api }, { "the remote backend", rem
     -- write_file of bytes that are not UTF-8, read back exact
     sb:write_file{ path = d .. "/w", content = ALL }
     T.ok(sb:read_file{ path = d .. "/w", binary = true }.content == ALL, "write_file then read_file")
+    if name == "the remote backend" then -- as a raw body (PUT .../file), not base64 in ROCK's JSON
+      T.wait_until("the server logs the PUT", function()
+        return srv.log():find("PUT " .. PREFIX .. "file " .. sb.id .. " 200", 1, true) ~= nil end, 5)
+      T.ok(not srv.log():find(PREFIX .. "write_file " .. sb.id, 1, true), "no JSON write_file")
+    end
     sb:execute{ command = { "rm", "-rf", d } }
     sb:stop()
   end)

@@ -6,9 +6,10 @@
 -- once, to the endpoint of its name, its arguments in ROCK's fields with
 -- rock's own (encoding, max_output, ...) as extras ROCK ignores; a
 -- command's bytes JSON cannot carry are base64'd once, here. Files move on
--- rock's byte route GET/PUT .../file (raw bodies: read_file, download to a
--- host file or relayed to this host's own `rock serve` client, upload from
--- one, streamed; docs/http-api.md); execute and
+-- rock's byte route GET/PUT .../file (raw bodies, no JSON, no base64:
+-- read_file, write_file, download to a host file or relayed to this
+-- host's own `rock serve` client, upload from one, streamed;
+-- docs/http-api.md); execute and
 -- run_in_session ask for their output as text bodies (Accept:
 -- application/octet-stream, serve/routes.lua), so no JSON wraps it, and
 -- take ROCK's JSON from a server that answers so. A Failed envelope is raised again
@@ -308,28 +309,34 @@ local function relay(sb, args, timeout)
   return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
 end
 
---- upload by PUT .../file, the host file streamed as the body; the
---- node's answer is its Success envelope (anything else is an error: a
---- 2xx that is not one did not come from a rock serve that wrote it).
-local function upload(sb, args, timeout, file)
-  local res = bytes(sb, "upload", args.path, { method = "PUT", timeout = timeout, body_file = file,
-    response_headers = false })
+--- upload by PUT .../file, the host file streamed as the body (file),
+--- or write_file's bytes as the body (body); the node's answer is its
+--- Success envelope (anything else is an error: a 2xx that is not one did
+--- not come from a rock serve that wrote it).
+local function put(sb, op, path, req, timeout)
+  req.method, req.timeout, req.response_headers = "PUT", timeout, false
+  local res = bytes(sb, op, path, req)
   local dok, e = pcall(json.decode, res.body)
   if not (dok and type(e) == "table" and e.status == "Success" and type(e.result) == "table") then
     errors.raise("http_error", string.format("%s answered PUT %sfile with HTTP %d and no Success envelope",
-      sb.base_url, M.PREFIX, res.status), { op = "upload", http_status = res.status })
+      sb.base_url, M.PREFIX, res.status), { op = op, http_status = res.status })
   end
   return unnull(e.result)
 end
 
 local function call(sb, name, args, timeout, file)
-  if name == "upload" then return upload(sb, args, timeout, file) end
+  if name == "upload" then return put(sb, "upload", args.path, { body_file = file }, timeout) end
   if name == "run_in_session" then
     local b = body(sb, args, "command")
     b.check = "ignore"
     return M.api(sb, name, b, timeout, { result_on_failure = true, text = { "output" } })
   elseif name == "write_file" then
-    return M.api(sb, name, body(sb, args, "content"), timeout)
+    local content = args.content
+    if args.encoding == "base64" then -- the op's own base64 (ROCK's field): decoded here, once
+      content = core.base64_decode(content)
+      if not content then errors.raise("invalid_argument", "write_file: content is not base64", { op = name }) end
+    end
+    return put(sb, name, args.path, { body = content }, timeout)
   elseif name == "read_file" then
     return read_file(sb, args, timeout)
   elseif name == "download" then
