@@ -483,7 +483,6 @@ static int l_request_gc(lua_State *L) {
  * handle (so its request and server) until then. */
 typedef struct {
   rock_http_sink_t sink; /* first: what client.c sees */
-  serve_t *s;
   request_ud *u;
   int handle_ref;
   rock_http_xfer_t *x;     /* the transfer, once its answer started */
@@ -583,7 +582,6 @@ rock_http_sink_t *lrock_serve_sink(lua_State *L, int idx, const char **why) {
   r->sink.start = relay_start;
   r->sink.write = relay_write;
   r->u = u;
-  r->s = request_server_at(L, idx);
   lua_pushvalue(L, idx);
   r->handle_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   return &r->sink;
@@ -592,7 +590,9 @@ rock_http_sink_t *lrock_serve_sink(lua_State *L, int idx, const char **why) {
 void lrock_serve_sink_end(lua_State *L, rock_http_sink_t *k, int ok) {
   relay_t *r = (relay_t *)k;
   if (r->st) {
-    serve_t *s = r->s;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->handle_ref);
+    serve_t *s = request_server_at(L, lua_gettop(L)); /* NULL once collected */
+    lua_pop(L, 1);
     lua_State *saved = s ? s->L : NULL;
     if (s) s->L = L; /* a pipelined request may start from here */
     rock_http_stream_end(r->st, ok);
