@@ -89,6 +89,9 @@ struct rock_http_conn {
   rock_http_req_t *ready; /* complete, not yet handed to the handler */
   rock_http_req_t *busy;  /* handed to the handler, not yet answered */
   int writes;             /* uv_write requests pending */
+  size_t held;            /* bytes those requests hold in memory (copies
+                           * and owned bodies), written or not: freed only
+                           * in their callbacks, a loop turn later */
   int handles;            /* handles not yet closed */
   char hname[16], hval[16]; /* the header being read, if it may be Expect */
   size_t hname_len, hval_len;
@@ -118,7 +121,8 @@ struct rock_http_stream {
 typedef struct {
   uv_write_t w;
   rock_http_conn_t *c;
-  char *owned; /* freed once written */
+  char *owned;  /* freed once written */
+  size_t bytes; /* what it holds (c->held) */
   char data[];
 } write_t;
 
@@ -300,6 +304,7 @@ static void feed(rock_http_conn_t *c);
 static void write_done(uv_write_t *w, int status) {
   write_t *wr = (write_t *)w;
   rock_http_conn_t *c = wr->c;
+  c->held -= wr->bytes;
   free(wr->owned);
   free(wr);
   c->writes--;
@@ -313,7 +318,7 @@ static void write_done(uv_write_t *w, int status) {
   if (c->stream) { /* the client took some: progress */
     rock_http_stream_t *st = c->stream;
     idle_restart(c);
-    if (st->want_drain && uv_stream_get_write_queue_size(&c->handle.s) <= ROCK_HTTP_STREAM_LOW) {
+    if (st->want_drain && c->held <= ROCK_HTTP_STREAM_LOW) {
       st->want_drain = 0;
       st->fn(st->arg, ROCK_HTTP_STREAM_DRAINED); /* may write more */
     }
@@ -324,13 +329,13 @@ static void write_done(uv_write_t *w, int status) {
 }
 
 /* Send head[0..hl) and body[0..len) (copied unless owned, which is
- * freed once written). With nothing queued on a connection that stays
- * open, what the socket takes at once is written right here (most
- * answers: no write request, no callback, no loop turn); the rest is
- * queued. */
+ * freed once written). On a connection that stays open, what the socket
+ * takes at once is written right here (libuv's try_write: only when
+ * nothing it holds is still unsent; most answers: no write request, no
+ * callback, no loop turn); the rest is queued. */
 static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
                        const char *body, size_t len, char *owned) {
-  if (!c->writes && !c->linger && !c->server->draining) {
+  if (!c->linger && !c->server->draining) {
     uv_buf_t t[2];
     unsigned nt = 0;
     if (hl) t[nt++] = uv_buf_init((char *)head, hl);
@@ -361,6 +366,7 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
   }
   wr->c = c;
   wr->owned = owned;
+  wr->bytes = hl + len;
   if (hl) memcpy(wr->data, head, hl);
   if (copy) memcpy(wr->data + hl, body, copy);
   uv_buf_t b[2];
@@ -373,8 +379,10 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
     b[0] = uv_buf_init(wr->data, hl + copy);
   }
   c->writes++;
+  c->held += wr->bytes;
   if (uv_write(&wr->w, &c->handle.s, b, nb, write_done)) {
     c->writes--;
+    c->held -= wr->bytes;
     free(wr->owned);
     free(wr);
     conn_close(c);
@@ -1094,7 +1102,7 @@ int rock_http_stream_write(rock_http_stream_t *st, const char *p, size_t n) {
 int rock_http_stream_full(rock_http_stream_t *st) {
   rock_http_conn_t *c = st->c;
   if (!c || st->head_only) return 0;
-  if (uv_stream_get_write_queue_size(&c->handle.s) <= ROCK_HTTP_STREAM_HIGH) return 0;
+  if (c->held <= ROCK_HTTP_STREAM_HIGH) return 0;
   st->want_drain = 1;
   return 1;
 }
@@ -1354,6 +1362,7 @@ void rock_http_server_stats(rock_http_server_t *s,
     if (!c->reading && !c->linger) st->paused++;
     if (c->wait_mem) st->waiting++;
     st->buffered += c->in.cap + c->url.cap + c->body.cap + c->hdrs.cap;
+    st->writing += c->held;
   }
   st->body_mem = s->body_mem;
 }

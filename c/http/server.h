@@ -162,6 +162,7 @@ typedef struct {
   unsigned waiting;     /* connections waiting for the body budget */
   uint64_t body_mem;    /* bytes of the body budget taken */
   size_t buffered;      /* bytes allocated for input and bodies in memory */
+  size_t writing;       /* bytes of answers held until written (and freed) */
 } rock_http_server_stats_t;
 void rock_http_server_stats(rock_http_server_t *s, rock_http_server_stats_t *st);
 
@@ -209,8 +210,9 @@ enum {
  * be inside rock_http_stream_write (a write that failed): the owner then
  * only notes it, and ends the stream later. */
 typedef void (*rock_http_stream_fn)(void *arg, int event);
-/* Bytes queued for a client past which rock_http_stream_full says wait,
- * and below which DRAINED is sent. */
+/* Bytes held for a client (queued, or sent but not yet freed: a write's
+ * memory goes a loop turn after the socket took it) past which
+ * rock_http_stream_full says wait, and below which DRAINED is sent. */
 #define ROCK_HTTP_STREAM_HIGH (1u << 20)
 #define ROCK_HTTP_STREAM_LOW (256u << 10)
 /* Answer req with status and header lines (as rock_http_respond_headers)
