@@ -487,6 +487,7 @@ typedef struct {
   int handle_ref;
   rock_http_xfer_t *x;     /* the transfer, once its answer started */
   rock_http_stream_t *st;  /* the answer being streamed, until the end */
+  int took;                /* the request left its handle for the relay */
 } relay_t;
 
 static const char GONE_MSG[] = "the client went away";
@@ -542,6 +543,7 @@ static int relay_start(rock_http_sink_t *k, rock_http_xfer_t *x, long status,
     return -1;
   }
   r->u->req = NULL;
+  r->took = 1;
   req->abort_arg = NULL;
   body_remove(req);
   char lines[2048];
@@ -597,8 +599,8 @@ void lrock_serve_sink_end(lua_State *L, rock_http_sink_t *k, int ok) {
     if (s) s->L = L; /* a pipelined request may start from here */
     rock_http_stream_end(r->st, ok);
     if (s) s->L = saved;
-    drop_abort(L, r->u); /* answered: nothing to watch */
   }
+  if (r->took) drop_abort(L, r->u); /* answered: nothing to watch */
   luaL_unref(L, LUA_REGISTRYINDEX, r->handle_ref);
   free(r);
 }

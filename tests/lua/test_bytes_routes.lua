@@ -536,6 +536,59 @@ T.test("the remote backend: a 2xx answer to an upload that is no Success envelop
   fake:stop()
 end)
 
+-- the refs rock.core holds in the registry (numbered entries that are no
+-- free-list links)
+local function refs()
+  local n = 0
+  for k, v in pairs(debug.getregistry()) do
+    if math.type(k) == "integer" and type(v) ~= "number" then n = n + 1 end
+  end
+  return n
+end
+
+T.test("core.http_request{relay}: whole, an error answer, a client gone, a cancel; the registry as it was", function()
+  local big = string.rep("0123456789abcdef", 1 << 18) -- 4 MiB
+  local up = rock.http.serve{ port = 0, handler = function(req)
+    if req.path == "/big" then return { headers = { ["Content-Type"] = "application/x-test" }, body = big } end
+    if req.path == "/slow" then rock.sleep(5) return { body = "late" } end
+    return { status = 404, body = "nope" }
+  end }
+  local started = {}
+  local relay = rock.http.serve{ port = 0, handler = function(req)
+    local t = { path = req.path }
+    started[#started + 1] = t
+    local ok, res = pcall(rock.http.request, { url = up.url .. req.path, relay = req._handle, timeout = 30 })
+    t.ok, t.res = ok, res
+    if req._handle:answered() then return { status = ok and res.status or 499 } end
+    if not ok then error(res, 0) end
+    return { status = res.status, body = "upstream said: " .. res.body }
+  end }
+  collectgarbage()
+  local before = refs()
+  local r = rock.http.request{ url = relay.url .. "/big" }
+  T.eq(r.status, 200)
+  T.eq(r.headers["content-type"], "application/x-test", "the upstream's type passed on")
+  T.eq(r.headers["content-length"], tostring(#big))
+  T.ok(r.body == big, "4 MiB relayed exact")
+  r = rock.http.request{ url = relay.url .. "/missing" }
+  T.eq(r.status, 404, "an error answer comes back to the handler, the request its to answer")
+  T.eq(r.body, "upstream said: nope")
+  -- a client gone while the upstream has not answered: the handler is cancelled, its relay with it
+  T.raises("timeout", rock.http.request, { url = relay.url .. "/slow", timeout = 0.2 })
+  T.wait_until("the relay's handler ended", function() return started[3].ok ~= nil end, 10)
+  T.ok(not started[3].ok and rock.errors.is(started[3].res, "cancelled"), "cancelled: " .. tostring(started[3].res))
+  -- misuse: a handle answered already
+  local e = T.raises("invalid_argument", function()
+    local ok, err = pcall(rock.core.http_request, { url = up.url .. "/big", relay = {} }, function() end)
+    if not ok then error(rock.errors.new("invalid_argument", tostring(err)), 0) end
+  end)
+  T.match(e.message, "request handle")
+  collectgarbage()
+  T.eq(refs(), before, "no ref left in the registry")
+  relay:stop()
+  up:stop()
+end)
+
 srv.stop()
 os.execute("rm -rf '" .. stmp .. "' '" .. hostdir .. "'")
 T.done()
