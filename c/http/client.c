@@ -3,7 +3,10 @@
  * Flow: curl asks to watch sockets (socket_cb -> uv_poll) and to set a timer
  * (timer_cb -> uv_timer); their callbacks call curl_multi_socket_action,
  * then collect_done() moves finished transfers to the done queue; the idle
- * handle drains the queue and runs the user callbacks. */
+ * handle drains the queue and runs the user callbacks. A transfer with a
+ * sink relays its 2xx answer from curl's callbacks as it comes, paused
+ * (CURL_WRITEFUNC_PAUSE) while the sink is full and resumed when it says;
+ * a sink's abort takes the transfer out of curl from the idle handle. */
 #include "client.h"
 
 #include <curl/curl.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -48,6 +52,12 @@ struct rock_http_xfer {
   rock_http_xfer_t *next_done;
   rock_http_xfer_t *prev, *next; /* the client's list of transfers */
   rock_plain_req_t *plain;       /* a request plain.c carries (no easy) */
+  rock_http_sink_t *sink;        /* a 2xx answer's destination, or NULL */
+  size_t head_from;              /* where the last head starts in resp_headers */
+  rock_err abort_err;            /* rock_http_xfer_abort's, or 0 */
+  const char *abort_msg;
+  unsigned sink_started : 1, paused : 1,
+      queued : 1; /* out of curl: in the done queue, or delivered */
 };
 
 struct rock_http_client {
@@ -58,6 +68,7 @@ struct rock_http_client {
   rock_http_xfer_t *done_head, *done_tail;
   rock_http_xfer_t *xfers; /* every transfer not yet freed */
   int chunks_pending;      /* some on_chunk transfer has undelivered bytes */
+  int aborts_pending;      /* rock_http_xfer_abort marked some transfer */
   CURL *spare[16];         /* easy handles of finished transfers, for reuse */
   int nspare;
   struct sock *socks;      /* every socket watched */
@@ -80,6 +91,12 @@ static void deliver(uv_idle_t *h);
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   rock_http_xfer_t *x = ud;
   n *= size;
+  if (x->sink_started) { /* relayed: nothing kept here */
+    if (x->abort_err) return 0;
+    int r = x->sink->write(x->sink, p, n);
+    if (r == 1) x->paused = 1;
+    return r == 0 ? n : r == 1 ? CURL_WRITEFUNC_PAUSE : 0;
+  }
   if (!x->body_sink) {
     long status = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
@@ -110,9 +127,43 @@ static size_t on_read(char *p, size_t size, size_t n, void *ud) {
   return ferror(x->in) ? CURL_READFUNC_ABORT : got;
 }
 
+/* The body's size a head says (Content-Length), or UINT64_MAX. */
+static uint64_t head_length(const char *h, size_t len) {
+  const char *end = h + len;
+  for (const char *line = h; line < end;) {
+    const char *eol = memchr(line, '\n', end - line);
+    if (!eol) eol = end;
+    if (eol - line > 15 && !strncasecmp(line, "content-length:", 15)) {
+      const char *v = line + 15;
+      while (v < eol && (*v == ' ' || *v == '\t')) v++;
+      uint64_t n = 0;
+      int digits = 0;
+      for (; v < eol && *v >= '0' && *v <= '9' && n <= (UINT64_MAX - 9) / 10; v++, digits++)
+        n = n * 10 + (uint64_t)(*v - '0');
+      return digits ? n : UINT64_MAX;
+    }
+    line = eol + 1;
+  }
+  return UINT64_MAX;
+}
+
+/* Header lines, kept; a sink's transfer starts its relay once the final
+ * head (not a 1xx) of a 2xx answer is whole. */
 static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   rock_http_xfer_t *x = ud;
-  return rock_buf_append(&x->resp_headers, p, size * n) ? 0 : size * n;
+  n *= size;
+  if (n >= 5 && !memcmp(p, "HTTP/", 5)) x->head_from = x->resp_headers.len;
+  if (rock_buf_append(&x->resp_headers, p, n)) return 0;
+  if (!x->sink || x->sink_started || !(n == 2 || n == 1) || (p[0] != '\r' && p[0] != '\n'))
+    return n;
+  long status = 0;
+  curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+  if (status < 200 || status > 299) return n; /* 1xx: more to come; else to memory */
+  const char *h = x->resp_headers.data + x->head_from;
+  size_t hl = x->resp_headers.len - x->head_from;
+  x->sink_started = 1;
+  if (x->sink->start(x->sink, x, status, h, hl, head_length(h, hl))) return 0;
+  return n;
 }
 
 static void xfer_free(rock_http_xfer_t *x) {
@@ -180,9 +231,31 @@ static int connect_errno(rock_http_xfer_t *x) {
  * from the queue), so nothing read before a callback is used after it. The
  * transfer being delivered leaves the client's list first, so even a
  * client closed from its callback does not free it under us. */
+static void queue_done(rock_http_client_t *c, rock_http_xfer_t *x) {
+  x->queued = 1;
+  x->next_done = NULL;
+  if (c->done_tail) c->done_tail->next_done = x;
+  else c->done_head = x;
+  c->done_tail = x;
+  uv_idle_start(&c->idle, deliver);
+}
+
+/* Transfers ended by rock_http_xfer_abort leave curl (here: outside its
+ * callbacks) for the done queue. */
+static void run_aborts(rock_http_client_t *c) {
+  c->aborts_pending = 0;
+  for (rock_http_xfer_t *x = c->xfers; x; x = x->next) {
+    if (!x->abort_err || x->queued || !x->easy) continue;
+    curl_multi_remove_handle(c->multi, x->easy);
+    x->result = CURLE_ABORTED_BY_CALLBACK;
+    queue_done(c, x);
+  }
+}
+
 static void deliver(uv_idle_t *h) {
   rock_http_client_t *c = h->data;
   if (c->chunks_pending) deliver_chunks(c);
+  if (c->aborts_pending) run_aborts(c);
   uv_idle_stop(&c->idle);
   rock_http_xfer_t *x;
   while ((x = c->done_head)) {
@@ -195,7 +268,10 @@ static void deliver(uv_idle_t *h) {
     x->prev = x->next = NULL;
     rock_http_response_t r = {0};
     char msg[CURL_ERROR_SIZE + 256];
-    if (x->result == CURLE_OK) {
+    if (x->abort_err) { /* its sink's reason, whatever curl said */
+      r.err = x->abort_err;
+      r.message = x->abort_msg;
+    } else if (x->result == CURLE_OK) {
       curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &r.status);
     } else if (x->too_large) {
       r.err = ROCK_E_HTTP;
@@ -258,11 +334,7 @@ static void collect_done(rock_http_client_t *c) {
     curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
     x->result = m->data.result;
     curl_multi_remove_handle(c->multi, x->easy);
-    x->next_done = NULL;
-    if (c->done_tail) c->done_tail->next_done = x;
-    else c->done_head = x;
-    c->done_tail = x;
-    uv_idle_start(&c->idle, deliver);
+    queue_done(c, x);
   }
 }
 
@@ -530,7 +602,8 @@ rock_err rock_http_client_request(rock_http_client_t *c,
   }
   /* a body to or from a file moves in big reads and writes, not curl's
    * 16 KiB (and 64 KiB up): fewer syscalls and callbacks per byte */
-  if (req->out_file) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
+  x->sink = req->sink;
+  if (req->out_file || req->sink) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
   if (req->body_file) curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
   struct stat st;
   if (req->body_file) {
@@ -591,6 +664,22 @@ void rock_http_xfer_cancel(rock_http_xfer_t *x) {
     curl_multi_remove_handle(c->multi, x->easy);
   }
   xfer_free(x);
+}
+
+void rock_http_xfer_resume(rock_http_xfer_t *x) {
+  if (!x->paused || !x->easy || x->queued) return;
+  x->paused = 0;
+  curl_easy_pause(x->easy, CURLPAUSE_CONT); /* may write (and pause) at once */
+}
+
+void rock_http_xfer_abort(rock_http_xfer_t *x, rock_err err, const char *message) {
+  if (!x->abort_err) {
+    x->abort_err = err ? err : ROCK_E_CANCELLED;
+    x->abort_msg = message;
+  }
+  if (x->queued || !x->easy) return; /* out of curl already: err still holds */
+  x->client->aborts_pending = 1;
+  uv_idle_start(&x->client->idle, deliver);
 }
 
 void rock_http_client_close(rock_http_client_t *c) {

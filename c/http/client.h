@@ -19,6 +19,25 @@
 typedef struct rock_http_client rock_http_client_t;
 typedef struct rock_http_xfer rock_http_xfer_t;
 
+/* Where a 2xx answer goes instead of memory or a file: relayed on as it
+ * arrives (rock serve passing a rocklet's body to its own client:
+ * lua_serve.c). Its functions run from inside curl's callbacks: they
+ * update C state and write to sockets, and call neither curl nor Lua. */
+typedef struct rock_http_sink rock_http_sink_t;
+struct rock_http_sink {
+  /* The final head of a 2xx answer is in: status, that head's lines
+   * (headers[0..len), "Name: value\r\n" each), the body's size
+   * (UINT64_MAX: not said). x is the transfer, for resume and abort.
+   * 0: go on; -1: end the transfer (the sink called
+   * rock_http_xfer_abort to say why). */
+  int (*start)(rock_http_sink_t *k, rock_http_xfer_t *x, long status,
+               const char *headers, size_t len, uint64_t size);
+  /* Body bytes: 0 taken; 1 not now (the transfer pauses, and the same
+   * bytes come again after rock_http_xfer_resume); -1 end the transfer
+   * (as for start). */
+  int (*write)(rock_http_sink_t *k, const char *p, size_t n);
+};
+
 typedef struct {
   const char *method;      /* default "GET" ("POST" when body is set) */
   const char *url;         /* required */
@@ -44,6 +63,10 @@ typedef struct {
   /* The most bytes of a body kept in memory; past it the transfer ends
    * with ROCK_E_HTTP and res->too_large set to it. 0 = no bound. */
   uint64_t max_body;
+  /* A 2xx answer (head and body) goes here as it comes, nothing of it to
+   * res (whose body is then ""); any other answer's body comes to memory
+   * as usual. Not copied: it must outlive the transfer. */
+  rock_http_sink_t *sink;
 } rock_http_request_t;
 
 typedef struct {
@@ -89,6 +112,13 @@ rock_err rock_http_client_request(rock_http_client_t *c,
                                   rock_http_xfer_t **out);
 /* Abandon a transfer: its callback will not run. */
 void rock_http_xfer_cancel(rock_http_xfer_t *x);
+/* A sink's transfer paused by its write (1): take bytes again. Call from
+ * the loop, not from inside a sink function; a no-op unless paused. */
+void rock_http_xfer_resume(rock_http_xfer_t *x);
+/* End a sink's transfer: its callback runs, later, from the loop, with
+ * err and message (static: not copied), whatever else happened. Safe
+ * from inside a sink function and twice (the first reason stays). */
+void rock_http_xfer_abort(rock_http_xfer_t *x, rock_err err, const char *message);
 
 /* Requests under way to a peer on this machine over a unix socket (a
  * rocklet, the engine) that plain.c carries: the host's loop polls briefly

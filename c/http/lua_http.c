@@ -9,7 +9,12 @@
  *        max_body= (bytes of a body kept; past it: http_error, err.too_large),
  *        output_file= (a 2xx body is written there as it comes, never held
  *        in memory; res.body is then ""; the file is removed unless the
- *        whole body came)}
+ *        whole body came),
+ *        relay= (a rock.http_request handle of core.http_serve, not yet
+ *        answered: a 2xx answer's head and body go on to its client as they
+ *        come (lua_serve.c), read no faster than that client reads; res.body
+ *        is then ""; a client gone mid-way ends the transfer (cancelled);
+ *        another answer's body comes to res as usual, the handle unanswered)}
  * res: {status=, headers={lowercased name=value}, body=}; err: a rock error
  * {code=, message=, op=, [errno=], [peer_pid=]} (lua_core.h): errno names a
  * failed connect's cause, peer_pid the process found serving the socket
@@ -35,7 +40,8 @@ typedef struct lrock_http_op {
   int cb_ref;    /* callback, or LUA_NOREF */
   int chunk_ref; /* on_chunk function, or LUA_NOREF */
   lrock_http_push_fn push;
-  void *data; /* push's, freed with the op */
+  void *data; /* push's, freed with the op (by data_free, else free) */
+  void (*data_free)(lua_State *L, void *data);
 } op_t;
 
 static void op_unlink(op_t *o) {
@@ -49,7 +55,8 @@ static void op_unlink(op_t *o) {
 static void op_free(lua_State *L, op_t *o) {
   luaL_unref(L, LUA_REGISTRYINDEX, o->cb_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, o->chunk_ref);
-  free(o->data);
+  if (o->data_free) o->data_free(L, o->data);
+  else free(o->data);
   free(o);
 }
 
@@ -171,8 +178,9 @@ static void on_done(void *data, const rock_http_response_t *r) {
   lrock_call(L, nargs);
 }
 
-lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
-                             int chunk, lrock_http_push_fn push, void *data) {
+static lua_Integer start_op(lua_State *L, rock_http_request_t *req, int cb, int chunk,
+                            lrock_http_push_fn push, void *data,
+                            void (*data_free)(lua_State *, void *)) {
   lrock_ctx_t *ctx = lrock_ctx(L);
   rock_http_client_t *c = NULL;
   rock_err e = client(ctx, &c);
@@ -183,6 +191,7 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
     o->cb_ref = o->chunk_ref = LUA_NOREF;
     o->push = push;
     o->data = data;
+    o->data_free = data_free;
     if (chunk) req->on_chunk = on_chunk;
     e = rock_http_client_request(c, req, on_done, o, &o->xfer);
   }
@@ -192,7 +201,8 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
     lua_pushvalue(L, cb);
     int nargs = push(L, data, &r);
     free(o);
-    free(data);
+    if (data_free) data_free(L, data);
+    else free(data);
     lrock_call(L, nargs);
     return 0;
   }
@@ -207,6 +217,30 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
   if (ctx->ops) ctx->ops->prev = o;
   ctx->ops = o;
   return o->id;
+}
+
+lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
+                             int chunk, lrock_http_push_fn push, void *data) {
+  return start_op(L, req, cb, chunk, push, data, NULL);
+}
+
+/* A relayed request (opts.relay): its sink ends with the op, whole when
+ * the answer was a 2xx that came whole. */
+typedef struct {
+  rock_http_sink_t *sink;
+  int headers, ok;
+} relay_op_t;
+
+static int push_relay(lua_State *L, void *data, const rock_http_response_t *r) {
+  relay_op_t *d = data;
+  d->ok = r->err == ROCK_E_OK && r->status >= 200 && r->status < 300;
+  return push_response(L, r, d->headers);
+}
+
+static void relay_free(lua_State *L, void *data) {
+  relay_op_t *d = data;
+  lrock_serve_sink_end(L, d->sink, d->ok);
+  free(d);
 }
 
 static int l_http_request(lua_State *L) {
@@ -266,6 +300,21 @@ static int l_http_request(lua_State *L) {
   req.headers = hdrs;
   lua_getfield(L, 1, "response_headers");
   int no_headers = lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1);
+  lua_pop(L, 1);
+  if (lua_getfield(L, 1, "relay") != LUA_TNIL) {
+    if (req.out_file) return luaL_argerror(L, 1, "'relay' and 'output_file' exclude each other");
+    relay_op_t *d = calloc(1, sizeof *d);
+    const char *why = "no memory";
+    if (!d || !(d->sink = lrock_serve_sink(L, lua_gettop(L), &why))) {
+      free(d);
+      return luaL_argerror(L, 1, why);
+    }
+    d->headers = !no_headers;
+    req.sink = d->sink;
+    lua_pop(L, 1);
+    lua_pushinteger(L, start_op(L, &req, 2, 0, push_relay, d, relay_free));
+    return 1;
+  }
   lua_pop(L, 1);
   lua_pushinteger(L, lrock_http_start(L, &req, 2, 0,
                                       no_headers ? push_without_headers : push_with_headers,

@@ -25,4 +25,12 @@ typedef int (*lrock_http_push_fn)(lua_State *L, void *data,
 lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
                              int chunk, lrock_http_push_fn push, void *data);
 
+/* lua_serve.c's relays (core.http_request's relay=): a sink that streams
+ * a 2xx answer to the client of the rock.http_request handle at stack
+ * index idx, or NULL (*why says why: not such a handle, or answered).
+ * The handle is held until lrock_serve_sink_end, which the transfer's end
+ * calls once (ok: a whole 2xx answer; else a started answer is cut). */
+rock_http_sink_t *lrock_serve_sink(lua_State *L, int idx, const char **why);
+void lrock_serve_sink_end(lua_State *L, rock_http_sink_t *k, int ok);
+
 #endif

@@ -8,7 +8,9 @@
  * {method=, path=, raw_query=, headers=, body= | body_file=, peer=,
  * _handle=handle} (with opts.request_mt as its metatable), handle a
  * rock.http_request userdata answered once with handle:respond(status,
- * header_lines, body) or handle:respond_file(status, header_lines, path).
+ * header_lines, body) or handle:respond_file(status, header_lines, path),
+ * or by a relay: core.http_request{relay = handle} (lua_http.c) streams
+ * another server's 2xx answer to its client (lrock_serve_sink, below).
  * on_abort(req) runs, once, for a request still unanswered when
  * on_request returned whose client went away (one function per server;
  * handle:on_abort(fn) sets one per request instead).
@@ -31,11 +33,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/log.h"
 #include "../core/lua_core.h"
+#include "lua_http.h"
 #include "server.h"
 
 #define SERVER_MT "rock.http_server"
@@ -357,12 +361,14 @@ static request_ud *check_request(lua_State *L) {
   return u;
 }
 
-static serve_t *request_server(lua_State *L) {
-  lua_getiuservalue(L, 1, 1);
+static serve_t *request_server_at(lua_State *L, int idx) {
+  lua_getiuservalue(L, idx, 1);
   serve_t **sp = luaL_testudata(L, -1, SERVER_MT);
   lua_pop(L, 1);
   return sp ? *sp : NULL;
 }
+
+static serve_t *request_server(lua_State *L) { return request_server_at(L, 1); }
 
 static int check_status(lua_State *L, int i) {
   lua_Integer st = luaL_checkinteger(L, i);
@@ -466,6 +472,137 @@ static int l_request_gc(lua_State *L) {
   body_remove(req);
   rock_http_respond(req, 500, "application/json", msg, sizeof msg - 1);
   return 0;
+}
+
+/* ---- relays: another server's answer streamed to a request's client ---- */
+
+/* A relay (lrock_serve_sink): the sink of a client transfer (lua_http.c,
+ * core.http_request's relay=) whose 2xx answer goes to the client of a
+ * request handle as it comes. Allocated by lrock_serve_sink, freed by
+ * lrock_serve_sink_end (the transfer's end, or its cancel); holds the
+ * handle (so its request and server) until then. */
+typedef struct {
+  rock_http_sink_t sink; /* first: what client.c sees */
+  request_ud *u;
+  int handle_ref;
+  rock_http_xfer_t *x;     /* the transfer, once its answer started */
+  rock_http_stream_t *st;  /* the answer being streamed, until the end */
+  int took;                /* the request left its handle for the relay */
+} relay_t;
+
+static const char GONE_MSG[] = "the client went away";
+
+/* The server side: the client took enough to write on (DRAINED), or went
+ * away (GONE): the transfer ends now, not at its next byte. */
+static void relay_event(void *arg, int event) {
+  relay_t *r = arg;
+  if (!r->x) return;
+  if (event == ROCK_HTTP_STREAM_DRAINED) rock_http_xfer_resume(r->x);
+  else rock_http_xfer_abort(r->x, ROCK_E_CANCELLED, GONE_MSG);
+}
+
+/* The header lines of the upstream head h[0..n) a relayed answer keeps:
+ * the body's type and range, as they came; into out (cap bytes). */
+static void relay_headers(const char *h, size_t n, char *out, size_t cap) {
+  static const char *const keep[] = {"content-type:", "content-range:", "accept-ranges:",
+                                     "last-modified:", "etag:", NULL};
+  size_t len = 0;
+  int typed = 0;
+  const char *end = h + n;
+  out[0] = 0;
+  for (const char *line = h; line < end;) {
+    const char *eol = memchr(line, '\n', end - line);
+    if (!eol) eol = end;
+    const char *le = eol > line && eol[-1] == '\r' ? eol - 1 : eol;
+    for (int i = 0; keep[i]; i++) {
+      size_t kl = strlen(keep[i]);
+      if ((size_t)(le - line) <= kl || strncasecmp(line, keep[i], kl)) continue;
+      if (memchr(line, '\r', le - line) || len + (le - line) + 3 > cap) break;
+      memcpy(out + len, line, le - line);
+      len += le - line;
+      memcpy(out + len, "\r\n", 3); /* and the NUL */
+      len += 2;
+      typed |= i == 0;
+      break;
+    }
+    line = eol + 1;
+  }
+  static const char octets[] = "Content-Type: application/octet-stream\r\n";
+  if (!typed && len + sizeof octets <= cap) memcpy(out + len, octets, sizeof octets);
+}
+
+/* The upstream's 2xx head is in (from inside curl): the request is
+ * answered from here on by the stream; its Lua handle lets go of it. */
+static int relay_start(rock_http_sink_t *k, rock_http_xfer_t *x, long status,
+                       const char *headers, size_t len, uint64_t size) {
+  relay_t *r = (relay_t *)k;
+  r->x = x;
+  rock_http_req_t *req = r->u->req;
+  if (!req) {
+    rock_http_xfer_abort(x, ROCK_E_CANCELLED, "the request was answered already");
+    return -1;
+  }
+  r->u->req = NULL;
+  r->took = 1;
+  req->abort_arg = NULL;
+  body_remove(req);
+  char lines[2048];
+  relay_headers(headers, len, lines, sizeof lines);
+  r->st = rock_http_respond_stream(req, (int)status, lines, size, relay_event, r);
+  if (!r->st) {
+    rock_http_xfer_abort(x, ROCK_E_CANCELLED, GONE_MSG);
+    return -1;
+  }
+  return 0;
+}
+
+/* Body bytes (from inside curl): on to the client, or "not now" while
+ * more than ROCK_HTTP_STREAM_HIGH bytes wait for it (the transfer pauses
+ * until DRAINED: the rocklet is read no faster than the client reads). */
+static int relay_write(rock_http_sink_t *k, const char *p, size_t n) {
+  relay_t *r = (relay_t *)k;
+  if (!r->st) return -1;
+  if (rock_http_stream_full(r->st)) return 1;
+  return rock_http_stream_write(r->st, p, n) ? -1 : 0;
+}
+
+rock_http_sink_t *lrock_serve_sink(lua_State *L, int idx, const char **why) {
+  request_ud *u = luaL_testudata(L, idx, REQUEST_MT);
+  if (!u) {
+    *why = "'relay' must be a request handle of rock.http.serve";
+    return NULL;
+  }
+  if (!u->req) {
+    *why = "'relay': this request was answered already";
+    return NULL;
+  }
+  relay_t *r = calloc(1, sizeof *r);
+  if (!r) {
+    *why = "no memory";
+    return NULL;
+  }
+  r->sink.start = relay_start;
+  r->sink.write = relay_write;
+  r->u = u;
+  lua_pushvalue(L, idx);
+  r->handle_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  return &r->sink;
+}
+
+void lrock_serve_sink_end(lua_State *L, rock_http_sink_t *k, int ok) {
+  relay_t *r = (relay_t *)k;
+  if (r->st) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, r->handle_ref);
+    serve_t *s = request_server_at(L, lua_gettop(L)); /* NULL once collected */
+    lua_pop(L, 1);
+    lua_State *saved = s ? s->L : NULL;
+    if (s) s->L = L; /* a pipelined request may start from here */
+    rock_http_stream_end(r->st, ok);
+    if (s) s->L = saved;
+  }
+  if (r->took) drop_abort(L, r->u); /* answered: nothing to watch */
+  luaL_unref(L, LUA_REGISTRYINDEX, r->handle_ref);
+  free(r);
 }
 
 /* ---- the server ---- */

@@ -11,7 +11,9 @@
  * A request outlives its connection (the handler may still be working): it
  * is then an orphan and rock_http_respond only frees it. A graceful stop
  * (drain) closes idle connections and lets busy ones finish. An answer
- * may be a file, streamed chunk by chunk as the client takes it.
+ * may be a file, streamed chunk by chunk as the client takes it, or a
+ * stream its owner writes piece by piece (a relay), told when the
+ * client's queue runs low again and when the client is gone.
  * API: server.h. */
 #include "server.h"
 
@@ -87,6 +89,9 @@ struct rock_http_conn {
   rock_http_req_t *ready; /* complete, not yet handed to the handler */
   rock_http_req_t *busy;  /* handed to the handler, not yet answered */
   int writes;             /* uv_write requests pending */
+  size_t held;            /* bytes those requests hold in memory (copies
+                           * and owned bodies), written or not: freed only
+                           * in their callbacks, a loop turn later */
   int handles;            /* handles not yet closed */
   char hname[16], hval[16]; /* the header being read, if it may be Expect */
   size_t hname_len, hval_len;
@@ -94,6 +99,7 @@ struct rock_http_conn {
   size_t hdr_bytes;   /* URL and header bytes of the request being read */
   unsigned nfields;   /* its header fields so far (kept headers) */
   int file_fd;        /* an answer's file being sent, or -1 */
+  rock_http_stream_t *stream; /* an answer being streamed, until its end */
   uint64_t file_left; /* its bytes not yet read */
   int no_sendfile;    /* sendfile refused this file or socket */
   char peer[48];
@@ -101,10 +107,22 @@ struct rock_http_conn {
       expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1;
 };
 
+/* A streamed answer (rock_http_respond_stream). Allocated there, freed
+ * by rock_http_stream_end (its owner's); c is cleared when the connection
+ * goes first. */
+struct rock_http_stream {
+  rock_http_conn_t *c;   /* NULL once the client went away */
+  rock_http_stream_fn fn;
+  void *arg;
+  uint64_t left;         /* body bytes still to come, or UINT64_MAX */
+  unsigned head_only : 1, want_drain : 1;
+};
+
 typedef struct {
   uv_write_t w;
   rock_http_conn_t *c;
-  char *owned; /* freed once written */
+  char *owned;  /* freed once written */
+  size_t bytes; /* what it holds (c->held) */
   char data[];
 } write_t;
 
@@ -226,6 +244,12 @@ static void conn_close(rock_http_conn_t *c) {
   s->nconns--;
   if (c->file_fd >= 0) close(c->file_fd);
   c->file_fd = -1;
+  if (c->stream) { /* its owner stops, and still ends it */
+    rock_http_stream_t *st = c->stream;
+    c->stream = NULL;
+    st->c = NULL;
+    st->fn(st->arg, ROCK_HTTP_STREAM_GONE);
+  }
   if (c->cur) drop_cur(c);
   if (c->ready) { /* not reachable: feed hands it over at once */
     req_free(c->ready);
@@ -257,7 +281,7 @@ static void conn_close(rock_http_conn_t *c) {
 
 /* Nothing under way on c: no request being read, handled or answered. */
 static int conn_idle(rock_http_conn_t *c) {
-  return !c->in_msg && !c->busy && !c->writes && c->file_fd < 0 &&
+  return !c->in_msg && !c->busy && !c->writes && c->file_fd < 0 && !c->stream &&
          c->in.len == c->in_off;
 }
 
@@ -280,6 +304,7 @@ static void feed(rock_http_conn_t *c);
 static void write_done(uv_write_t *w, int status) {
   write_t *wr = (write_t *)w;
   rock_http_conn_t *c = wr->c;
+  c->held -= wr->bytes;
   free(wr->owned);
   free(wr);
   c->writes--;
@@ -290,18 +315,27 @@ static void write_done(uv_write_t *w, int status) {
   }
   if (c->file_fd >= 0) file_pump(c); /* may finish it and feed on */
   if (c->closing) return;
+  if (c->stream) { /* the client took some: progress */
+    rock_http_stream_t *st = c->stream;
+    idle_restart(c);
+    if (st->want_drain && c->held <= ROCK_HTTP_STREAM_LOW) {
+      st->want_drain = 0;
+      st->fn(st->arg, ROCK_HTTP_STREAM_DRAINED); /* may write more */
+    }
+    return; /* rock_http_stream_end closes or goes on */
+  }
   if (c->linger && c->writes == 0) conn_close(c);
   else if (c->server->draining && conn_idle(c)) conn_close(c);
 }
 
 /* Send head[0..hl) and body[0..len) (copied unless owned, which is
- * freed once written). With nothing queued on a connection that stays
- * open, what the socket takes at once is written right here (most
- * answers: no write request, no callback, no loop turn); the rest is
- * queued. */
+ * freed once written). On a connection that stays open, what the socket
+ * takes at once is written right here (libuv's try_write: only when
+ * nothing it holds is still unsent; most answers: no write request, no
+ * callback, no loop turn); the rest is queued. */
 static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
                        const char *body, size_t len, char *owned) {
-  if (!c->writes && !c->linger && !c->server->draining) {
+  if (!c->linger && !c->server->draining) {
     uv_buf_t t[2];
     unsigned nt = 0;
     if (hl) t[nt++] = uv_buf_init((char *)head, hl);
@@ -332,6 +366,7 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
   }
   wr->c = c;
   wr->owned = owned;
+  wr->bytes = hl + len;
   if (hl) memcpy(wr->data, head, hl);
   if (copy) memcpy(wr->data + hl, body, copy);
   uv_buf_t b[2];
@@ -344,8 +379,10 @@ static void conn_write(rock_http_conn_t *c, const char *head, size_t hl,
     b[0] = uv_buf_init(wr->data, hl + copy);
   }
   c->writes++;
+  c->held += wr->bytes;
   if (uv_write(&wr->w, &c->handle.s, b, nb, write_done)) {
     c->writes--;
+    c->held -= wr->bytes;
     free(wr->owned);
     free(wr);
     conn_close(c);
@@ -458,7 +495,7 @@ static void feed(rock_http_conn_t *c) {
   if (c->feeding) return;
   c->feeding = 1;
   while (!c->busy && !c->closing && !c->linger && !c->wait_mem && c->file_fd < 0 &&
-         c->in_off < c->in.len) {
+         !c->stream && c->in_off < c->in.len) {
     size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
                                    c->in.len - c->in_off);
     c->in_off += n;
@@ -913,9 +950,11 @@ static char *make_head(char *buf, size_t cap, char **heap, size_t *hl, int statu
     p = put(p, "\r\n", 2);
   }
   p = put(p, headers ? headers : "", hdl);
-  p = put(p, "Content-Length: ", 16);
-  p = put_u64(p, len);
-  p = put(p, "\r\n", 2);
+  if (len != UINT64_MAX) { /* else the body ends when the connection does */
+    p = put(p, "Content-Length: ", 16);
+    p = put_u64(p, len);
+    p = put(p, "\r\n", 2);
+  }
   if (!keep) p = put(p, "Connection: close\r\n", 19);
   p = put(p, "\r\n", 2);
   *hl = (size_t)(p - h);
@@ -923,11 +962,12 @@ static char *make_head(char *buf, size_t cap, char **heap, size_t *hl, int statu
 }
 
 /* Answer req: status, then ctype (a Content-Type) or headers (lines), the
- * body (copied, or owned: freed once written) or a file (fd >= 0, len
- * bytes, taken). Frees req. */
+ * body (copied, or owned: freed once written), a file (fd >= 0, len
+ * bytes, taken) or a stream (st: len bytes to come, UINT64_MAX unknown;
+ * st->c is set once the head is out). Frees req. */
 static void respond_any(rock_http_req_t *req, int status, const char *ctype,
-                        const char *headers, const char *body, size_t len,
-                        char *owned, int fd) {
+                        const char *headers, const char *body, uint64_t len,
+                        char *owned, int fd, rock_http_stream_t *st) {
   rock_http_conn_t *c = req->conn;
   if (!c) {
     free(owned);
@@ -935,7 +975,7 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
     req_free(req);
     return;
   }
-  int keep = req->keep_alive && !c->server->draining;
+  int keep = req->keep_alive && !c->server->draining && !(st && len == UINT64_MAX);
   if (req == c->busy) {
     c->busy = NULL;
     c->server->inflight--;
@@ -957,7 +997,7 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
     return;
   }
   if (!keep) c->linger = 1;
-  if (head_only || fd >= 0) {
+  if (head_only || fd >= 0 || st) {
     free(owned);
     conn_write(c, head, hl, NULL, 0, NULL);
   } else if (head == hbuf && len <= sizeof hbuf - hl) { /* small: one buffer, one write */
@@ -972,7 +1012,13 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
     if (fd >= 0) close(fd);
     return;
   }
-  if (fd >= 0 && !head_only) {
+  if (st) { /* the body comes by rock_http_stream_write; nothing is read
+             * meanwhile (a HEAD's too: its end goes on) */
+    st->c = c;
+    st->head_only = head_only;
+    st->left = head_only ? 0 : len;
+    c->stream = st;
+  } else if (fd >= 0 && !head_only) {
     c->file_fd = fd;
     c->file_left = len;
     file_pump(c);
@@ -986,7 +1032,7 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
 
 static void respond(rock_http_req_t *req, int status, const char *ctype,
                     const char *body, size_t len, char *owned) {
-  respond_any(req, status, ctype, NULL, body, len, owned, -1);
+  respond_any(req, status, ctype, NULL, body, len, owned, -1, NULL);
 }
 
 void rock_http_respond(rock_http_req_t *req, int status,
@@ -1003,17 +1049,78 @@ void rock_http_respond_take(rock_http_req_t *req, int status,
 void rock_http_respond_headers(rock_http_req_t *req, int status,
                                const char *headers, const char *body,
                                size_t len) {
-  respond_any(req, status, NULL, headers, body, len, NULL, -1);
+  respond_any(req, status, NULL, headers, body, len, NULL, -1, NULL);
 }
 
 void rock_http_respond_headers_take(rock_http_req_t *req, int status,
                                     const char *headers, char *body, size_t len) {
-  respond_any(req, status, NULL, headers, body, len, body, -1);
+  respond_any(req, status, NULL, headers, body, len, body, -1, NULL);
 }
 
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size) {
-  respond_any(req, status, NULL, headers, NULL, (size_t)size, NULL, fd);
+  respond_any(req, status, NULL, headers, NULL, size, NULL, fd, NULL);
+}
+
+rock_http_stream_t *rock_http_respond_stream(rock_http_req_t *req, int status,
+                                             const char *headers, uint64_t size,
+                                             rock_http_stream_fn fn, void *arg) {
+  rock_http_stream_t *st = calloc(1, sizeof *st);
+  if (!st) {
+    static const char msg[] = "{\"code\":\"no_memory\",\"message\":\"no memory for the answer\"}";
+    respond(req, 500, "application/json", msg, sizeof msg - 1, NULL);
+    return NULL;
+  }
+  st->fn = fn;
+  st->arg = arg;
+  respond_any(req, status, NULL, headers, NULL, size, NULL, -1, st);
+  if (!st->c) { /* the client was gone, or went with the head */
+    free(st);
+    return NULL;
+  }
+  return st;
+}
+
+int rock_http_stream_write(rock_http_stream_t *st, const char *p, size_t n) {
+  if (st->head_only) return 0;
+  rock_http_conn_t *c = st->c;
+  if (!c) return -1;
+  int over = 0;
+  if (st->left != UINT64_MAX) {
+    if (n > st->left) { /* more than it said: what it said, then cut */
+      n = (size_t)st->left;
+      over = 1;
+    }
+    st->left -= n;
+  }
+  if (n) conn_write(c, NULL, 0, p, n, NULL);
+  if (!st->c) return -1; /* the write failed: GONE was called */
+  idle_restart(c);
+  return over ? -1 : 0;
+}
+
+int rock_http_stream_full(rock_http_stream_t *st) {
+  rock_http_conn_t *c = st->c;
+  if (!c || st->head_only) return 0;
+  if (c->held <= ROCK_HTTP_STREAM_HIGH) return 0;
+  st->want_drain = 1;
+  return 1;
+}
+
+void rock_http_stream_end(rock_http_stream_t *st, int ok) {
+  rock_http_conn_t *c = st->c;
+  int whole = ok && (st->left == 0 || st->left == UINT64_MAX);
+  free(st);
+  if (!c) return;
+  c->stream = NULL;
+  if (c->closing) return;
+  if (!whole) c->linger = 1; /* the client sees the body end short */
+  if (c->linger) {
+    if (!c->writes) conn_close(c);
+    return; /* write_done closes it once the rest is out */
+  }
+  idle_restart(c);
+  feed(c);
 }
 
 const char *rock_http_req_header(const rock_http_req_t *req, const char *name) {
@@ -1039,7 +1146,7 @@ static rock_http_conn_t *evictable(rock_http_server_t *s) {
   rock_http_conn_t *found = NULL;
   for (rock_http_conn_t *c = s->conns; c; c = c->next)
     if (!c->closing && !c->cur && !c->ready && !c->busy && !c->writes && c->file_fd < 0 &&
-        !c->linger)
+        !c->stream && !c->linger)
       found = c;
   return found;
 }
@@ -1255,6 +1362,7 @@ void rock_http_server_stats(rock_http_server_t *s,
     if (!c->reading && !c->linger) st->paused++;
     if (c->wait_mem) st->waiting++;
     st->buffered += c->in.cap + c->url.cap + c->body.cap + c->hdrs.cap;
+    st->writing += c->held;
   }
   st->body_mem = s->body_mem;
 }

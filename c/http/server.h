@@ -10,7 +10,8 @@
  * a file instead (on_headers + body_fd). Used by the rocklet (see
  * rocklet/main.c and rocklet/upload.c) and by rock.http.serve (lua_serve.c),
  * which also wants the request headers (max_header), TCP, answers with
- * headers or a file, and a graceful stop (rock_http_server_drain). */
+ * headers, a file or a stream (a body relayed as it comes), and a
+ * graceful stop (rock_http_server_drain). */
 #ifndef ROCK_HTTP_SERVER_H
 #define ROCK_HTTP_SERVER_H
 
@@ -161,6 +162,7 @@ typedef struct {
   unsigned waiting;     /* connections waiting for the body budget */
   uint64_t body_mem;    /* bytes of the body budget taken */
   size_t buffered;      /* bytes allocated for input and bodies in memory */
+  size_t writing;       /* bytes of answers held until written (and freed) */
 } rock_http_server_stats_t;
 void rock_http_server_stats(rock_http_server_t *s, rock_http_server_stats_t *st);
 
@@ -191,6 +193,50 @@ void rock_http_respond_headers_take(rock_http_req_t *req, int status,
  * than size closes the connection after what it had. */
 void rock_http_respond_file(rock_http_req_t *req, int status,
                             const char *headers, int fd, uint64_t size);
+
+/* A streamed answer: a body given piece by piece as it comes from
+ * elsewhere (rock serve relaying a rocklet's body: lua_serve.c), never
+ * whole in memory. The stream belongs to whoever started it until
+ * rock_http_stream_end; its connection may go before (GONE). */
+typedef struct rock_http_stream rock_http_stream_t;
+enum {
+  ROCK_HTTP_STREAM_DRAINED = 1, /* a write found the client's queue full;
+                                 * it is low again: write on */
+  ROCK_HTTP_STREAM_GONE = 2,    /* the client went away: stop (and still
+                                 * call rock_http_stream_end) */
+};
+/* Called from the loop: DRAINED from a write's completion (the owner may
+ * write again right there), GONE when the connection closes, which may
+ * be inside rock_http_stream_write (a write that failed): the owner then
+ * only notes it, and ends the stream later. */
+typedef void (*rock_http_stream_fn)(void *arg, int event);
+/* Bytes held for a client (queued, or sent but not yet freed: a write's
+ * memory goes a loop turn after the socket took it) past which
+ * rock_http_stream_full says wait, and below which DRAINED is sent. */
+#define ROCK_HTTP_STREAM_HIGH (1u << 20)
+#define ROCK_HTTP_STREAM_LOW (256u << 10)
+/* Answer req with status and header lines (as rock_http_respond_headers)
+ * and a body of size bytes to come by rock_http_stream_write
+ * (UINT64_MAX: not known: no Content-Length, the connection closes after
+ * the body). The head is sent now; req is freed. Returns the stream, or
+ * NULL when the client is gone already (nothing to send to). To a HEAD
+ * request only the head goes: writes are then dropped. */
+rock_http_stream_t *rock_http_respond_stream(rock_http_req_t *req, int status,
+                                             const char *headers, uint64_t size,
+                                             rock_http_stream_fn fn, void *arg);
+/* Send p[0..n) (copied unless the socket takes it at once). 0, or -1
+ * when the client is gone (nothing sent; GONE may have been called from
+ * here). Bytes past the size said are dropped (-1). */
+int rock_http_stream_write(rock_http_stream_t *st, const char *p, size_t n);
+/* More than ROCK_HTTP_STREAM_HIGH bytes wait for the client: hold the
+ * next write until DRAINED (which this call arms). 0 when the client is
+ * gone (a write then says so). */
+int rock_http_stream_full(rock_http_stream_t *st);
+/* The body is over: whole (ok), or cut (ok 0, or fewer bytes than the
+ * size said): then the connection closes after what was sent, so the
+ * client sees a short body. The connection goes on with its next request
+ * when whole. Frees st; fn is not called again. */
+void rock_http_stream_end(rock_http_stream_t *st, int ok);
 
 /* The value of the first request header called name (lowercase), or
  * NULL: absent, or the server keeps no headers (opts.max_header 0). */

@@ -87,6 +87,22 @@ out("serve_get_file_10mb", time_ms(function()
     response_headers = false }
   assert(r.status == 200 and #r.body == 10000000)
 end), "ms")
+-- 100 MB through rock's GET .../file (relayed as it comes) into a file,
+-- and PUT .../file from one (stored in the server's $TMPDIR, then on)
+local down = time_ms(function()
+  local r = rock.http.request{ url = P .. "file?sandbox_id=" .. sb.id .. "&path=" .. f100, timeout = 120,
+    output_file = dir .. "/sdown", response_headers = false }
+  assert(r.status == 200)
+end)
+out("serve_download_100mb", 100 / (down / 1000), "MB/s")
+local up = time_ms(function()
+  local r = rock.http.request{ url = P .. "file?sandbox_id=" .. sb.id .. "&path=" .. dir .. "/sup", method = "PUT",
+    body_file = f100, timeout = 120, response_headers = false }
+  assert(r.status == 200)
+end)
+out("serve_upload_100mb", 100 / (up / 1000), "MB/s")
+os.remove(dir .. "/sdown")
+os.remove(dir .. "/sup")
 out("serve_read_file_b64_10mb", time_ms(function()
   post("read_file", { sandbox_id = sb.id, path = f10, encoding = "base64" })
 end), "ms")

@@ -3,12 +3,18 @@
 -- on this run's backend, `rock serve` over HTTP (rock's GET/PUT .../file,
 -- ROCK's read_file), and the remote backend (a sandbox on base_url).
 -- Bytes that are not UTF-8 (all 256 values), a 0-byte and a 1-byte file,
--- a file larger than read_file's and the server's 32 MiB bounds, a
--- missing file (a clear error, no host file made), a download cancelled
--- midway (no partial file on the host, none in the server's $TMPDIR, the
--- sandbox usable), a 1 GB file streamed down (local backend). On the
--- local backend by default; ROCK_TEST_BACKEND and
--- ROCK_TEST_IMAGE run it in docker and podman (tests/CMakeLists.txt).
+-- 100 MB up and down byte-exact (past read_file's and the server's 32 MiB
+-- bounds), a 1 GB file streamed down, each with the peak memory (VmHWM)
+-- of this process and of the server growing under 16 MB; a missing file
+-- (a clear error, no host file made), a download cancelled midway (no
+-- partial file on the host, none in the server's $TMPDIR, the sandbox
+-- usable). Through rock serve's GET .../file: ranges inside, at and past
+-- the end (206, 416 with Content-Range), HEAD, a client that stops
+-- reading (the sandbox is read no further meanwhile: the server relays,
+-- it does not store), a client gone mid-stream (the sandbox's file is
+-- let go at once, no temp file, the session usable after). On the local
+-- backend by default; ROCK_TEST_BACKEND and ROCK_TEST_IMAGE run it in
+-- docker, podman and runc (tests/CMakeLists.txt).
 local rock = require "rock"
 local task = require "rock.task"
 local here = arg[0]:match("(.*/)")
@@ -24,11 +30,13 @@ local hostdir = home .. "/host"   -- the host side's files
 T.sh("mkdir -p " .. stmp .. " " .. hostdir)
 local srv = S.start{ backend = backend, env = "TMPDIR=" .. stmp }
 local PREFIX = "/apis/envs/sandbox/v1/"
+T.match(T.sh("readlink /proc/" .. srv.pid .. "/exe"), "rock", "srv.pid is the server itself")
 
 local ALL = {}
 for i = 0, 255 do ALL[#ALL + 1] = string.char(i) end
 ALL = table.concat(ALL):rep(64) .. "\xff\xfe\xc3" -- 16 KiB and a cut UTF-8 sequence at the end
-local BIG = 40 << 20 -- past read_file's 32 MiB and the server's max_body (32 MiB)
+local BIG = 100 << 20 -- past read_file's 32 MiB and the server's max_body (32 MiB)
+local PEAK = 16 * 1024 -- KiB a process's peak memory may grow by while bytes stream through it
 
 local function host(name) return hostdir .. "/" .. name end
 local function read_host(path)
@@ -39,6 +47,46 @@ local function read_host(path)
   return s
 end
 local function md5_host(path) return T.sh("md5sum < '" .. path .. "'"):match("%x+") end
+
+-- A process's memory (/proc/PID/status, KiB), pid "self" for this one.
+local function status_kib(pid, key)
+  for line in io.lines("/proc/" .. pid .. "/status") do
+    local kb = line:match("^" .. key .. ":%s+(%d+)")
+    if kb then return tonumber(kb) end
+  end
+end
+-- Run fn and return how far the peak resident memory (VmHWM) of this
+-- process and of the server rose above where each stood before, in KiB:
+-- a buffer held even for a moment counts, not only what is left after.
+-- Writing 5 to clear_refs resets the peak to the present (Linux >= 4.0).
+local function peak_growth(fn)
+  collectgarbage()
+  local base = {}
+  for _, pid in ipairs({ "self", srv.pid }) do
+    local f = assert(io.open("/proc/" .. pid .. "/clear_refs", "w"))
+    f:write("5")
+    f:close()
+    base[pid] = status_kib(pid, "VmRSS")
+  end
+  local res = fn()
+  return status_kib("self", "VmHWM") - base.self, status_kib(srv.pid, "VmHWM") - base[srv.pid], res
+end
+local function peaks_under(mine, server, what)
+  print(string.format("     %s: peak memory grew %d KiB here, %d KiB in the server", what, mine, server))
+  T.rss_under(mine, PEAK, what .. ": this process's peak memory grew " .. mine .. " KiB")
+  T.rss_under(server, PEAK, what .. ": the server's peak memory grew " .. server .. " KiB")
+end
+
+-- Where in the file called name (a unique name) the processes that hold
+-- it open stand ({pos, ...}, from /proc/PID/fdinfo): the rocklet reading
+-- it for an answer, in or out of a container. Empty once nobody holds it.
+local function readers(name)
+  local out = T.sh("for f in $(find /proc/[0-9]*/fd -lname '*/" .. name .. "' 2>/dev/null); do " ..
+    "sed -n 's/^pos:[[:space:]]*//p' \"$(echo $f | sed 's,/fd/,/fdinfo/,')\" 2>/dev/null; done")
+  local pos = {}
+  for n in out:gmatch("%d+") do pos[#pos + 1] = tonumber(n) end
+  return pos
+end
 local function leftovers(dir, pat)
   local n = {}
   for _, name in ipairs(T.listdir(dir)) do if name:find(pat) then n[#n + 1] = name end end
@@ -84,25 +132,30 @@ for _, route in ipairs({ { "the Lua API", lua_api }, { "the remote backend", rem
     -- write_file of bytes that are not UTF-8, read back exact
     sb:write_file{ path = d .. "/w", content = ALL }
     T.ok(sb:read_file{ path = d .. "/w", binary = true }.content == ALL, "write_file then read_file")
+    if name == "the remote backend" then -- as a raw body (PUT .../file), not base64 in ROCK's JSON
+      T.wait_until("the server logs the PUT", function()
+        return srv.log():find("PUT " .. PREFIX .. "file " .. sb.id .. " 200", 1, true) ~= nil end, 5)
+      T.ok(not srv.log():find(PREFIX .. "write_file " .. sb.id, 1, true), "no JSON write_file")
+    end
     sb:execute{ command = { "rm", "-rf", d } }
     sb:stop()
   end)
 
-  T.test(name .. ": a 40 MB file goes up and down whole; read_file refuses it, pointing at download", function()
+  T.test(name .. ": a 100 MB file goes up and down byte-exact, streamed; read_file refuses it, pointing at download", function()
     local sb = start()
     local d = scratch(sb)
     local src, dst = host("big"), host("big.out")
     local _, made = T.sh(string.format("head -c %d /dev/urandom > '%s'", BIG, src))
     T.ok(made, "the file is made")
     local want = md5_host(src)
-    sb:upload{ path = d .. "/big", file = src }
+    local mine, server = peak_growth(function() sb:upload{ path = d .. "/big", file = src } end)
     T.eq(sb:execute{ command = { "sh", "-c", "md5sum < " .. d .. "/big" } }.stdout:match("%x+"), want, "uploaded")
-    collectgarbage()
-    local before = T.rss_kib()
-    T.eq(sb:download{ path = d .. "/big", file = dst }.size, BIG)
-    local grown = T.rss_kib() - before
+    peaks_under(mine, server, "the upload was streamed")
+    local size
+    mine, server, size = peak_growth(function() return sb:download{ path = d .. "/big", file = dst }.size end)
+    T.eq(size, BIG)
     T.eq(md5_host(dst), want, "downloaded")
-    T.rss_under(grown, 16 * 1024, "the download was streamed (RSS grew " .. grown .. " KiB)")
+    peaks_under(mine, server, "the download was streamed")
     local e = T.raises("invalid_argument", sb.read_file, sb, { path = d .. "/big", binary = true })
     T.match(e.message, "larger than 32 MiB: download it")
     os.remove(src)
@@ -111,24 +164,22 @@ for _, route in ipairs({ { "the Lua API", lua_api }, { "the remote backend", rem
     sb:stop()
   end)
 
-  if backend == "local" then -- the engines' runs already move 40 MB and 256 MB each way
-    T.test(name .. ": a 1 GB file streams down whole, the host's RSS growing under 16 MB", function()
-      local sb = start()
-      local d = scratch(sb)
-      sb:execute{ command = { "truncate", "-s", "1G", d .. "/giga" } }
-      local dst = host("giga")
-      collectgarbage()
-      local before = T.rss_kib()
-      T.eq(sb:download{ path = d .. "/giga", file = dst, timeout = 300 }.size, 1 << 30)
-      local grown = T.rss_kib() - before
-      T.eq(T.file_size(dst), 1 << 30, "the whole file on the host")
-      T.rss_under(grown, 16 * 1024, "1 GB streamed (RSS grew " .. grown .. " KiB)")
-      os.remove(dst)
-      T.wait_until("nothing left in the server's $TMPDIR", function() return #leftovers(stmp, "^rock") == 0 end, 30)
-      sb:execute{ command = { "rm", "-rf", d } }
-      sb:stop()
+  T.test(name .. ": a 1 GB file streams down whole, the peak memory here and in the server growing under 16 MB", function()
+    local sb = start()
+    local d = scratch(sb)
+    sb:execute{ command = { "truncate", "-s", "1G", d .. "/giga" } }
+    local dst = host("giga")
+    local mine, server, size = peak_growth(function()
+      return sb:download{ path = d .. "/giga", file = dst, timeout = 300 }.size
     end)
-  end
+    T.eq(size, 1 << 30)
+    T.eq(T.file_size(dst), 1 << 30, "the whole file on the host")
+    peaks_under(mine, server, "1 GB streamed")
+    os.remove(dst)
+    T.eq(#leftovers(stmp, "^rock"), 0, "nothing in the server's $TMPDIR")
+    sb:execute{ command = { "rm", "-rf", d } }
+    sb:stop()
+  end)
 
   T.test(name .. ": a missing file is not_found, naming it; no host file is made", function()
     local sb = start()
@@ -274,6 +325,268 @@ T.test("rock serve GET/PUT .../file: raw bodies both ways, exact; errors are sta
   T.eq(#leftovers(stmp, "^rock"), 0, "no temp file left in the server's $TMPDIR")
   srv.post("execute", { sandbox_id = id, command = { "rm", "-rf", d } })
   srv.post("stop", { sandbox_id = id })
+end)
+
+-- GET path from the server over a TCP connection of our own, reading the
+-- body as it comes. opts: stop_after (hang up once that many body bytes
+-- came; at_stop() runs first), pause_at + pause (seconds: stop reading
+-- there that long; during() runs at a third of the pause and at its end,
+-- its results kept), headers (extra lines). Returns {head=, status=,
+-- got= body bytes, why= "whole" | "stopped" | "eof" | an error, ...}.
+local function stream_get(path, opts)
+  opts = opts or {}
+  local res = { got = 0, samples = {} }
+  return rock.await(function(done)
+    local tcp = uv.new_tcp()
+    local buf, finished, paused, length = "", false, false, nil
+    local timers = {}
+    local function fin(why)
+      if finished then return end
+      finished = true
+      res.why = why
+      for _, t in ipairs(timers) do if not t:is_closing() then t:close() end end
+      if not tcp:is_closing() then tcp:close() end
+      done(res)
+    end
+    local function after(ms, fn)
+      local t = uv.new_timer()
+      timers[#timers + 1] = t
+      t:start(ms, 0, fn)
+    end
+    local on_read
+    function on_read(e, chunk)
+      if finished then return end
+      if e or not chunk then return fin(e or "eof") end
+      if not res.head then
+        buf = buf .. chunk
+        local i = buf:find("\r\n\r\n", 1, true)
+        if not i then return end
+        res.head, chunk, buf = buf:sub(1, i + 3), buf:sub(i + 4), nil
+        res.status = tonumber(res.head:match("^HTTP/1%.1 (%d+)"))
+        length = tonumber(res.head:lower():match("\ncontent%-length: *(%d+)"))
+      end
+      res.got = res.got + #chunk
+      if length and res.got >= length then return fin("whole") end
+      if opts.stop_after and res.got >= opts.stop_after then
+        if opts.at_stop then res.at_stop = opts.at_stop() end
+        return fin("stopped")
+      end
+      if opts.pause_at and not paused and res.got >= opts.pause_at then
+        paused = true
+        tcp:read_stop()
+        local ms = math.floor(opts.pause * 1000)
+        after(ms // 3, function() res.samples[1] = opts.during() end)
+        after(ms, function()
+          res.samples[2] = opts.during()
+          tcp:read_start(on_read)
+        end)
+      end
+    end
+    tcp:connect("127.0.0.1", srv.port, function(err)
+      if err then return fin(err) end
+      tcp:write("GET " .. path .. " HTTP/1.1\r\nHost: 127.0.0.1:" .. srv.port .. "\r\n" ..
+        (opts.headers or "") .. "\r\n")
+      tcp:read_start(on_read)
+    end)
+    return function() fin("cancelled") end
+  end)
+end
+
+-- a sandbox through rock serve with a scratch dir in it
+local function serve_sandbox()
+  local id = S.start_sandbox(srv, { image = image })
+  local d = "/tmp/rock-br-" .. id
+  T.eq(srv.post("execute", { sandbox_id = id, command = { "mkdir", "-p", d } }).status, "Success")
+  return id, d
+end
+local function serve_done(id, d)
+  srv.post("execute", { sandbox_id = id, command = { "rm", "-rf", d } })
+  srv.post("stop", { sandbox_id = id })
+end
+
+T.test("rock serve .../file: 100 MB up and down byte-exact (curl), the server's peak memory growing under 16 MB", function()
+  local id, d = serve_sandbox()
+  local src, dst = host("h100"), host("h100.out")
+  T.sh(string.format("head -c %d /dev/urandom > '%s'", BIG, src))
+  local want = md5_host(src)
+  local url = srv.url .. file_url(id, d .. "/h100")
+  local _, server, code = peak_growth(function()
+    return T.run{ "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-T", src, url }
+  end)
+  T.eq(code, "200", "PUT")
+  T.rss_under(server, PEAK, "PUT: the server's peak memory grew " .. server .. " KiB")
+  _, server, code = peak_growth(function()
+    return T.run{ "curl", "-sS", "-o", dst, "-w", "%{http_code}", url }
+  end)
+  T.eq(code, "200", "GET")
+  T.eq(md5_host(dst), want, "100 MB back byte-exact")
+  T.rss_under(server, PEAK, "GET: the server's peak memory grew " .. server .. " KiB")
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file left in the server's $TMPDIR")
+  os.remove(src)
+  os.remove(dst)
+  serve_done(id, d)
+end)
+
+T.test("rock serve GET .../file: ranges inside, at and past the end (206, 416 with Content-Range); HEAD", function()
+  local id, d = serve_sandbox()
+  local f = d .. "/r"
+  local bytes = ALL:sub(1, 1000)
+  T.eq(srv.raw{ method = "PUT", path = file_url(id, f), body = bytes }.status, 200)
+  T.eq(srv.raw{ method = "PUT", path = file_url(id, d .. "/empty"), body = "" }.status, 200)
+  local function get(range, path, method)
+    return srv.raw{ method = method, path = file_url(id, path or f), headers = { Range = range } }
+  end
+  local r = srv.raw{ path = file_url(id, f) }
+  T.eq(r.status, 200)
+  T.eq(r.headers["accept-ranges"], "bytes")
+  T.ok(r.body == bytes, "no range: the whole file")
+  for _, c in ipairs({
+    { "bytes=0-99", 1, 100 }, { "bytes=990-", 991, 1000 }, { "bytes=-10", 991, 1000 },
+    { "bytes=995-5000", 996, 1000 }, { "bytes=999-999", 1000, 1000 }, { "bytes=-5000", 1, 1000 },
+  }) do
+    r = get(c[1])
+    T.eq(r.status, 206, c[1])
+    T.eq(r.headers["content-range"], string.format("bytes %d-%d/1000", c[2] - 1, c[3] - 1), c[1])
+    T.eq(r.headers["content-type"], "application/octet-stream", c[1])
+    T.ok(r.body == bytes:sub(c[2], c[3]), c[1] .. ": those bytes")
+  end
+  for _, range in ipairs({ "bytes=1000-", "bytes=1000-1000", "bytes=5000-6000" }) do -- at, past the end
+    r = get(range)
+    T.eq(r.status, 416, range)
+    T.eq(r.headers["content-range"], "bytes */1000", range)
+    local e = json.decode(r.body)
+    T.eq(e.status, "Failed", range)
+    T.eq(e.result.rock_code, "invalid_argument", range)
+  end
+  r = get("bytes=0-", d .. "/empty")
+  T.eq(r.status, 416, "a range of a 0-byte file")
+  T.eq(r.headers["content-range"], "bytes */0")
+  T.eq(get(nil, d .. "/empty").body, "", "a 0-byte file whole")
+  r = srv.raw{ method = "HEAD", path = file_url(id, f) }
+  T.eq(r.status, 200, "HEAD")
+  T.eq(r.headers["content-length"], "1000", "HEAD")
+  T.eq(r.body, "", "HEAD")
+  T.eq(srv.raw{ method = "HEAD", path = file_url(id, d .. "/nope") }.status, 404, "HEAD of a missing file")
+  serve_done(id, d)
+end)
+
+T.test("rock serve GET .../file: a client that stops reading stops the reads from the sandbox; every byte comes after", function()
+  local id, d = serve_sandbox()
+  local name = "slow-" .. id
+  srv.post("execute", { sandbox_id = id, command = { "truncate", "-s", "256M", d .. "/" .. name } })
+  local _, server, res = peak_growth(function()
+    return stream_get(file_url(id, d .. "/" .. name), { pause_at = 4 << 20, pause = 1.5,
+      during = function() return readers(name)[1] end })
+  end)
+  T.eq(res.status, 200)
+  T.eq(res.why, "whole")
+  T.eq(res.got, 256 << 20, "every byte")
+  local a, b = res.samples[1], res.samples[2]
+  T.ok(a and b, "the sandbox's file was open during the pause")
+  print(string.format("     paused at 4 MiB: the sandbox had read %.1f MiB, then %.1f MiB a second later",
+    a / 2 ^ 20, b / 2 ^ 20))
+  T.ok(a < (64 << 20), "the server read ahead no more than its buffers (" .. a .. " bytes)")
+  T.ok(b - a < (1 << 20), "no read from the sandbox while the client read nothing (" .. (b - a) .. " bytes)")
+  T.rss_under(server, PEAK, "the server's peak memory grew " .. server .. " KiB")
+  serve_done(id, d)
+end)
+
+T.test("rock serve GET .../file: a client gone mid-stream ends the transfer from the sandbox; no temp file; the session goes on", function()
+  local id, d = serve_sandbox()
+  T.eq(srv.post("create_session", { sandbox_id = id, session = "s" }).status, "Success")
+  local name = "gone-" .. id
+  srv.post("execute", { sandbox_id = id, command = { "truncate", "-s", "8G", d .. "/" .. name } })
+  local res = stream_get(file_url(id, d .. "/" .. name), { stop_after = 8 << 20,
+    at_stop = function() return #readers(name) end })
+  T.eq(res.status, 200)
+  T.eq(res.why, "stopped")
+  T.ok(res.at_stop > 0, "the server was still reading the sandbox's file when the client went")
+  T.wait_until("the sandbox's file is let go", function() return #readers(name) == 0 end, 2)
+  T.wait_until("the server logs the cut answer as 499", function()
+    return srv.log():find(PREFIX .. "file " .. id .. " 499 Failed", 1, true) ~= nil
+  end, 5)
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  local env = srv.post("run_in_session", { sandbox_id = id, session = "s", command = "echo still here" })
+  T.eq(env.status, "Success")
+  T.eq(env.result.output, "still here\n")
+  local r = srv.raw{ path = file_url(id, d .. "/" .. name), headers = { Range = "bytes=-16" } }
+  T.eq(r.status, 206, "the same file again")
+  T.ok(r.body == string.rep("\0", 16), "its last 16 bytes")
+  serve_done(id, d)
+end)
+
+T.test("the remote backend: a 2xx answer to an upload that is no Success envelope is an error, not a success", function()
+  -- a node that starts sandboxes as rock serve does, and answers PUT .../file with 200 and a word
+  local fake = rock.http.serve{ port = 0, handler = function(req)
+    local name = req.path:match("/v1/(.*)$")
+    local function ok(result) return { headers = { ["Content-Type"] = "application/json" },
+      body = json.encode{ status = "Success", result = result } } end
+    if name == "start_async" then return ok{ sandbox_id = "fake-1" } end
+    if name == "get_status" then return ok{ is_alive = true, state = "running", status = {} } end
+    if name == "file" and req.method == "PUT" then return { status = 200, body = "stored" } end
+    return ok{}
+  end }
+  local sb = rock.sandbox.start{ base_url = fake.url, image = "any" }
+  local src = host("small")
+  T.write(src, "bytes")
+  local e = T.raises("http_error", sb.upload, sb, { path = "/tmp/x", file = src })
+  T.match(e.message, "no Success envelope")
+  os.remove(src)
+  sb:stop()
+  fake:stop()
+end)
+
+-- the refs rock.core holds in the registry (numbered entries that are no
+-- free-list links)
+local function refs()
+  local n = 0
+  for k, v in pairs(debug.getregistry()) do
+    if math.type(k) == "integer" and type(v) ~= "number" then n = n + 1 end
+  end
+  return n
+end
+
+T.test("core.http_request{relay}: whole, an error answer, a client gone, a cancel; the registry as it was", function()
+  local big = string.rep("0123456789abcdef", 1 << 18) -- 4 MiB
+  local up = rock.http.serve{ port = 0, handler = function(req)
+    if req.path == "/big" then return { headers = { ["Content-Type"] = "application/x-test" }, body = big } end
+    if req.path == "/slow" then rock.sleep(5) return { body = "late" } end
+    return { status = 404, body = "nope" }
+  end }
+  local started = {}
+  local relay = rock.http.serve{ port = 0, handler = function(req)
+    local t = { path = req.path }
+    started[#started + 1] = t
+    local ok, res = pcall(rock.http.request, { url = up.url .. req.path, relay = req._handle, timeout = 30 })
+    t.ok, t.res = ok, res
+    if req._handle:answered() then return { status = ok and res.status or 499 } end
+    if not ok then error(res, 0) end
+    return { status = res.status, body = "upstream said: " .. res.body }
+  end }
+  collectgarbage()
+  local before = refs()
+  local r = rock.http.request{ url = relay.url .. "/big" }
+  T.eq(r.status, 200)
+  T.eq(r.headers["content-type"], "application/x-test", "the upstream's type passed on")
+  T.eq(r.headers["content-length"], tostring(#big))
+  T.ok(r.body == big, "4 MiB relayed exact")
+  r = rock.http.request{ url = relay.url .. "/missing" }
+  T.eq(r.status, 404, "an error answer comes back to the handler, the request its to answer")
+  T.eq(r.body, "upstream said: nope")
+  -- a client gone while the upstream has not answered: the handler is cancelled, its relay with it
+  T.raises("timeout", rock.http.request, { url = relay.url .. "/slow", timeout = 0.2 })
+  T.wait_until("the relay's handler ended", function() return started[3].ok ~= nil end, 10)
+  T.ok(not started[3].ok and rock.errors.is(started[3].res, "cancelled"), "cancelled: " .. tostring(started[3].res))
+  -- misuse: a handle answered already
+  local e = T.raises("invalid_argument", function()
+    local ok, err = pcall(rock.core.http_request, { url = up.url .. "/big", relay = {} }, function() end)
+    if not ok then error(rock.errors.new("invalid_argument", tostring(err)), 0) end
+  end)
+  T.match(e.message, "request handle")
+  collectgarbage()
+  T.eq(refs(), before, "no ref left in the registry")
+  relay:stop()
+  up:stop()
 end)
 
 srv.stop()

@@ -139,7 +139,12 @@ function core.log_escape(s) end
 --- opts.peer_pid (with unix_socket): the pid that must serve the socket,
 --- checked (SO_PEERCRED) on each new connection before a byte is sent;
 --- kept-alive connections are shared only between requests for that pid.
----@param opts {url:string, method?:string, headers?:table, body?:string, timeout?:number, unix_socket?:string, peer_pid?:integer, response_headers?:boolean}
+--- opts.relay (a rock.http_request handle of http_serve, unanswered): a
+--- 2xx answer's status, type, range and body go on to that request's
+--- client as they come, read no faster than it reads (res.body ""); a
+--- client gone mid-way ends the request ("cancelled"); another answer
+--- comes to res, the handle left unanswered.
+---@param opts {url:string, method?:string, headers?:table, body?:string, body_file?:string, output_file?:string, max_body?:integer, relay?:rock.core.HttpRequestHandle, timeout?:number, unix_socket?:string, peer_pid?:integer, response_headers?:boolean}
 ---@param cb fun(res?:rock.core.HttpResponse, err?:rock.Error)
 ---@return integer id for http_cancel (0 when cb already ran)
 function core.http_request(opts, cb) end

@@ -56,8 +56,11 @@
 --   remove_image  remove_image(sb): remove the image it started from.
 --   upload_stream op "upload" streams the host file; without it
 --                 Sandbox:upload sends the file as one write_file.
---   download_stream  op "download" streams to the host file; without it
---                 Sandbox:download writes read_file's bytes.
+--   download_stream  op "download" streams to the host file (args.file),
+--                 or relays to a `rock serve` request (args.relay, the
+--                 request's handle; args.range its Range, args.head a
+--                 HEAD; returns {status=}: rocklet_transport.lua); without
+--                 it Sandbox:download writes read_file's bytes.
 --   own_files     what runs in it has a file system of its own: it cannot
 --                 reach this host's files (a container; not local).
 -- For a node's report (`rock serve`'s GET .../node, its /metrics):

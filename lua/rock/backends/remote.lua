@@ -6,8 +6,10 @@
 -- once, to the endpoint of its name, its arguments in ROCK's fields with
 -- rock's own (encoding, max_output, ...) as extras ROCK ignores; a
 -- command's bytes JSON cannot carry are base64'd once, here. Files move on
--- rock's byte route GET/PUT .../file (raw bodies: read_file, download to a
--- host file, upload from one, streamed; docs/http-api.md); execute and
+-- rock's byte route GET/PUT .../file (raw bodies, no JSON, no base64:
+-- read_file, write_file, download to a host file or relayed to this
+-- host's own `rock serve` client, upload from one, streamed;
+-- docs/http-api.md); execute and
 -- run_in_session ask for their output as text bodies (Accept:
 -- application/octet-stream, serve/routes.lua), so no JSON wraps it, and
 -- take ROCK's JSON from a server that answers so. A Failed envelope is raised again
@@ -246,12 +248,13 @@ end
 
 -- A byte route of the node (GET/PUT .../file?sandbox_id=&path=): req
 -- holds rock.http.request's fields beyond url (method, body_file,
--- output_file, max_body, timeout). Returns the answer; a failure (an
--- HTTP error status, the Failed envelope as body) is raised as its
--- rock.error, a node that does not answer as node_lost.
+-- output_file, relay, max_body, timeout; headers added to ours). Returns
+-- the answer; a failure (an HTTP error status, the Failed envelope as
+-- body) is raised as its rock.error (a 416 with its content_range), a
+-- node that does not answer as node_lost.
 local function bytes(sb, op, path, req)
   req.url = sb.base_url .. M.PREFIX .. "file?" .. query{ sandbox_id = sb.id, path = path }
-  req.headers = headers(sb)
+  req.headers = headers(sb, req.headers)
   local ok, res = pcall(http.request, req)
   if not ok then
     if errors.is(res, "http_error") and res.too_large then error(res, 0) end
@@ -270,7 +273,8 @@ local function bytes(sb, op, path, req)
     or (res.status == 507 and "io_error") or "internal"
   local why = e.error or e.detail or e.message or ("HTTP " .. res.status)
   if code == "not_supported" then why = sb.base_url .. " has no " .. M.PREFIX .. "file route (an older rock serve)" end
-  errors.raise(code, tostring(why), { op = op, http_status = res.status })
+  errors.raise(code, tostring(why), { op = op, http_status = res.status,
+    content_range = res.status == 416 and res.headers and res.headers["content-range"] or nil })
 end
 
 --- read_file by GET .../file: the exact bytes as the body (no JSON, no
@@ -309,25 +313,54 @@ local function download(sb, args, timeout)
   error(res, 0)
 end
 
---- upload by PUT .../file, the host file streamed as the body.
-local function upload(sb, args, timeout, file)
-  local res = bytes(sb, "upload", args.path, { method = "PUT", timeout = timeout, body_file = file,
-    response_headers = false })
+--- download relayed (args.relay: a request of this host's `rock serve`,
+--- a fleet front's or a Slurm node's): the node's GET (or HEAD) .../file
+--- with the client's Range, its answer passed on as it comes
+--- (rocklet_transport.lua's relay says how).
+local function relay(sb, args, timeout)
+  local ok, res = pcall(bytes, sb, "download", args.path, { method = args.head and "HEAD" or "GET",
+    timeout = timeout, relay = args.relay, headers = args.range and { Range = args.range } or nil })
+  if not ok then
+    if args.head and errors.is(res, "internal") and res.http_status then -- a HEAD's error has no body
+      res.code = res.http_status == 404 and "not_found" or res.http_status < 500 and "invalid_argument" or "internal"
+    end
+    error(res, 0)
+  end
+  return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
+end
+
+--- upload by PUT .../file, the host file streamed as the body (file),
+--- or write_file's bytes as the body (body); the node's answer is its
+--- Success envelope (anything else is an error: a 2xx that is not one did
+--- not come from a rock serve that wrote it).
+local function put(sb, op, path, req, timeout)
+  req.method, req.timeout, req.response_headers = "PUT", timeout, false
+  local res = bytes(sb, op, path, req)
   local dok, e = pcall(json.decode, res.body)
-  return dok and type(e) == "table" and unnull(e.result) or { success = true }
+  if not (dok and type(e) == "table" and e.status == "Success" and type(e.result) == "table") then
+    errors.raise("http_error", string.format("%s answered PUT %sfile with HTTP %d and no Success envelope",
+      sb.base_url, M.PREFIX, res.status), { op = op, http_status = res.status })
+  end
+  return unnull(e.result)
 end
 
 local function call(sb, name, args, timeout, file)
-  if name == "upload" then return upload(sb, args, timeout, file) end
+  if name == "upload" then return put(sb, "upload", args.path, { body_file = file }, timeout) end
   if name == "run_in_session" then
     local b = body(sb, args, "command")
     b.check = "ignore"
     return M.api(sb, name, b, timeout, { result_on_failure = true, text = { "output" } })
   elseif name == "write_file" then
-    return M.api(sb, name, body(sb, args, "content"), timeout)
+    local content = args.content
+    if args.encoding == "base64" then -- the op's own base64 (ROCK's field): decoded here, once
+      content = core.base64_decode(content)
+      if not content then errors.raise("invalid_argument", "write_file: content is not base64", { op = name }) end
+    end
+    return put(sb, name, args.path, { body = content }, timeout)
   elseif name == "read_file" then
     return read_file(sb, args, timeout)
   elseif name == "download" then
+    if args.relay then return relay(sb, args, timeout) end
     return download(sb, args, timeout)
   elseif name == "execute" then
     return M.api(sb, name, body(sb, args), timeout, { text = { "stdout", "stderr" } })

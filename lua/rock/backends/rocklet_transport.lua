@@ -4,11 +4,12 @@
 -- of a sandbox on this host: sb.socket, served by sb.rocklet_pid (checked:
 -- SO_PEERCRED). The local and container backends use it; remote does not
 -- (it sends the operation to `rock serve`). Files move on the byte routes
--- (GET/PUT /file: raw bodies, no JSON): read_file, download (streamed to a
--- host file) and upload (streamed from one); execute and run_in_session
--- take their output as text bodies (Accept: text/plain: no JSON around
--- it). A command's bytes that JSON cannot carry (not UTF-8, or a NUL)
--- travel base64-encoded, once, here.
+-- (GET/PUT /file: raw bodies, no JSON, no base64): read_file, write_file
+-- (the bytes as the body), download (streamed to a host file, or relayed
+-- to a `rock serve` client: args.relay) and upload (streamed from one);
+-- execute and run_in_session take their output as text bodies (Accept:
+-- text/plain: no JSON around it). A command's bytes that JSON cannot
+-- carry (not UTF-8, or a NUL) travel base64-encoded, once, here.
 local core = require "rock.core"
 local errors = require "rock.errors"
 local rocklet = require "rock.rocklet"
@@ -47,7 +48,7 @@ M.MAX_READ = 32 << 20
 local function as_op(e, op)
   if errors.is(e) then
     e.op = op
-    if type(e.message) == "string" then e.message = e.message:gsub("^file ", op .. " ", 1) end
+    if type(e.message) == "string" then e.message = e.message:gsub("^file ", op .. " ", 1):gsub("^upload ", op .. " ", 1) end
   end
   return e
 end
@@ -89,15 +90,63 @@ local function download(sb, args, timeout)
   error(as_op(res, "download"), 0)
 end
 
---- upload by PUT /file, the host file streamed as the body.
-local function upload(sb, args, timeout, file)
-  local res = rocklet.request(sb.socket, "/file?path=" .. quote(args.path),
-    { method = "PUT", timeout = timeout, body_file = file, response_headers = false }, sb.rocklet_pid)
+--- The rocklet's 416 says the file's size in its message (c/rocklet/
+--- bytes.c): the Content-Range a relayed 416 answers with.
+function M.unsatisfiable(e)
+  local size = errors.is(e) and e.http_status == 416 and tostring(e.message):match("the file has (%d+) bytes")
+  if size then e.content_range = "bytes */" .. size end
+  return e
+end
+
+--- download relayed (args.relay, a request handle of `rock serve`'s
+--- server; backends/init.lua): GET (or HEAD: args.head) /file with the
+--- client's Range (args.range), the answer's status, type, range and
+--- bytes passed on to that request's client as they come (c/http/
+--- lua_serve.c), the rocklet read no faster than the client reads. An
+--- error answer (not found, 416) is raised as its rock.error, the request
+--- left to answer; a client gone mid-way ends it (cancelled).
+local function relay(sb, args, timeout)
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(args.path),
+    { method = args.head and "HEAD" or "GET", timeout = timeout, relay = args.relay,
+      headers = args.range and { Range = args.range } or nil }, sb.rocklet_pid)
+  if not ok then
+    if args.head and errors.is(res, "internal") and res.http_status then -- a HEAD's error has no body
+      res.code = res.http_status == 404 and "not_found" or res.http_status < 500 and "invalid_argument" or "internal"
+      res.message = "file " .. args.path .. ": HTTP " .. res.http_status
+    end
+    error(as_op(M.unsatisfiable(res), "download"), 0)
+  end
+  return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
+end
+
+--- upload by PUT /file, the host file streamed as the body (file), or
+--- write_file's bytes as the body (body): the rocklet writes either to a
+--- temp file beside the target and renames it into place (parents made),
+--- as /write_file does, with no JSON and no base64 around the bytes.
+local function put(sb, op, path, req, timeout)
+  req.method, req.timeout, req.response_headers = "PUT", timeout, false
+  local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(path), req, sb.rocklet_pid)
+  if not ok then error(as_op(res, op), 0) end
   local data = require("cjson.safe").decode(res.body)
   if type(data) ~= "table" then
-    errors.raise("internal", "rocklet answered PUT /file with no JSON object", { op = "upload" })
+    errors.raise("internal", "rocklet answered PUT /file with no JSON object", { op = op })
   end
   return data
+end
+
+local function write_file(sb, args, timeout)
+  local content = args.content
+  if args.encoding == "base64" then -- the op's own base64 (ROCK's field): decoded here, once
+    content = core.base64_decode(content)
+    if not content then
+      errors.raise("invalid_argument", "write_file " .. tostring(args.path) .. ": content is not base64",
+        { op = "write_file" })
+    end
+  end
+  if type(args.path) ~= "string" or args.path == "" then
+    errors.raise("invalid_argument", "write_file: field 'path' is empty", { op = "write_file" })
+  end
+  return put(sb, "write_file", args.path, { body = content }, timeout)
 end
 
 -- A command's answer as text (the rocklet's Accept: text/plain; docs/
@@ -139,12 +188,13 @@ function M.op(sb, name, args, timeout, file)
   elseif name == "execute" then
     return text_call(sb, "/execute", args, timeout)
   elseif name == "write_file" then
-    return rocklet.call(sb.socket, "/write_file", with_bytes(args, "content"), timeout, sb.rocklet_pid)
+    return write_file(sb, args, timeout)
   elseif name == "read_file" then
     return read_file(sb, args, timeout)
   elseif name == "upload" then
-    return upload(sb, args, timeout, file)
+    return put(sb, "upload", args.path, { body_file = file }, timeout)
   elseif name == "download" then
+    if args.relay then return relay(sb, args, timeout) end
     return download(sb, args, timeout)
   end
   errors.raise("invalid_argument", "no operation '" .. tostring(name) .. "' (backends/init.lua lists them)")

@@ -746,7 +746,7 @@ function M.reap(ctx)
   end
 end
 
-M.caps = { image = true, attach = true, keep = true, stats = true, upload_stream = true, own_files = true,
-  commit = true }
+M.caps = { image = true, attach = true, keep = true, stats = true, upload_stream = true, download_stream = true,
+  own_files = true, commit = true }
 
 return M

@@ -167,7 +167,7 @@ function Server:api(name, req)
   end
   local sandbox = type(args) == "table" and type(args.sandbox_id) == "string" and args.sandbox_id or nil
   if ok and (r.bytes or (r.text and type(res) == "table" and res.headers)) then
-    return res, sandbox, "Success" -- the route's own answer (its bytes, its text)
+    return res, sandbox, res.outcome or "Success" -- the route's own answer (its bytes, its text)
   end
   if ok and env.is_encoded(res) then return respond(200, res.body), sandbox, "Success" end
   local out

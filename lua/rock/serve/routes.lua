@@ -314,14 +314,18 @@ function M.upload(srv, _, req)
 end
 
 --- GET and PUT .../file?sandbox_id=&path= (rock's): a file's exact bytes
---- as the body, no JSON. GET: a file up to 32 MiB is read whole (one
---- raw body from the rocklet) and sent from memory; a larger one comes
---- from the sandbox into a temp file (sb:download: streamed, never in
---- memory) and is sent from it (sendfile), the temp file gone once the
---- answer is under way. PUT:
---- the body (streamed to a temp file by the server past body_to_file)
---- goes in by sb:upload, answered {success, message} in the envelope.
---- A failure is an HTTP error status with the Failed envelope as body.
+--- as the body, no JSON. GET (and HEAD) is relayed: the sandbox's answer
+--- (200, or 206 for the client's Range: passed on; 416 past the end) goes
+--- on to the client as it comes from the sandbox (op download with
+--- relay: backends/rocklet_transport.lua, c/http/lua_serve.c), the
+--- sandbox read no faster than the client reads, no byte held here past
+--- a few MiB in flight, nothing on disk; a client gone mid-way ends the
+--- transfer from the sandbox. A backend without download_stream reads
+--- the file whole (read_file, up to its 32 MiB; Range ignored). PUT: the
+--- body (over body_to_file, 1 MiB, streamed to a temp file as it comes)
+--- goes in by sb:upload (streamed from that file), answered {success,
+--- message} in the envelope. A failure is an HTTP error status with the
+--- Failed envelope as body.
 local OCTETS = { ["content-type"] = "application/octet-stream" }
 local JSON = { ["content-type"] = "application/json" }
 function M.file(srv, args, req)
@@ -334,21 +338,20 @@ function M.file(srv, args, req)
     return { status = 200, headers = JSON,
       body = json.encode(env.success({ success = true, message = "write " .. path .. " success" })) }
   end
-  -- up to read_file's 32 MiB: read in one allocation and sent from it;
-  -- a larger file (told by its Content-Length, before its bytes) goes
-  -- through a temp file
-  local ok, r = pcall(sb.read_file, sb, { path = path, binary = true })
-  if ok then return { status = 200, headers = OCTETS, body = r.content } end
-  if not (errors.is(r) and r.too_large) then error(r, 0) end
-  local fd, tmp = uv.fs_mkstemp(string.format("%s/rock-body-%d-XXXXXX", -- the pid: swept if the server dies
-    srv.http.tmpdir or os.getenv("TMPDIR") or "/tmp", uv.os_getpid()))
-  if not fd then errors.raise("io_error", "file: cannot make a temp file: " .. tostring(tmp)) end
-  uv.fs_close(fd)
-  local files = req._files or {}
-  req._files = files -- removed once the answer is sent, or the call fails or is cut
-  files[#files + 1] = tmp
-  sb:download{ path = path, file = tmp }
-  return { status = 200, headers = OCTETS, body_file = tmp }
+  if not sb._impl.caps.download_stream then
+    return { status = 200, headers = OCTETS, body = sb:read_file{ path = path, binary = true }.content }
+  end
+  local ok, r = pcall(sb._op, sb, "download", { path = path, relay = req._handle,
+    range = (req.headers or {}).range, head = req.method == "HEAD" or nil })
+  if ok then return { status = r.status, headers = OCTETS, body = "" } end -- answered as it came
+  if req._handle:answered() then -- cut mid-way: the client went, or the sandbox did
+    return { status = errors.is(r, "cancelled") and 499 or 502, body = "", outcome = "Failed" } -- for the log
+  end
+  if errors.is(r) and r.http_status == 416 then -- not satisfiable: the size, as HTTP says it
+    return { status = 416, headers = { ["content-type"] = "application/json", ["content-range"] = r.content_range },
+      body = json.encode(env.failed(M.TEXT.file, r)) }
+  end
+  error(r, 0)
 end
 
 function M.stop(srv, args)
