@@ -169,7 +169,9 @@ function M.start(opts)
         end
         rec.error = sb
         errs[#errs + 1] = sb
-        if aborted or attempt > retries or errors.is(sb, "invalid_argument") then return fail(sb) end
+        if aborted or attempt > retries or errors.is(sb, "invalid_argument") or task.cancelled(sb) then
+          return fail(sb)
+        end
         local wait = math.min(backoff * 2 ^ (attempt - 1), M.MAX_BACKOFF)
         log.warn("group", "member %d: start failed (attempt %d of %d): %s; retrying in %gs",
           i, attempt, retries + 1, tostring(sb), wait)

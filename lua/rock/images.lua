@@ -139,6 +139,7 @@ local function pull(e, image, opts)
       tries = attempt
       local ok, err = pcall(e.image_pull, e, image, opts.on_progress)
       if ok then return tries end
+      if task.cancelled(err) then error(err, 0) end -- the caller's cancel: not tried again
       last = err
       if errors.is(err, "image_not_found") or errors.is(err, "engine_unavailable") then
         break -- retrying will not help

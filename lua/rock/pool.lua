@@ -138,8 +138,8 @@ function Pool:backoff(s)
 end
 
 -- Does idle member m (out of the idle list) answer now, within
--- CLAIM_CHECK seconds? A deadline of the caller's that fell meanwhile is
--- raised here (m back in the idle list, or stopped once closed), not
+-- CLAIM_CHECK seconds? A deadline of the caller's that fell meanwhile, or
+-- its cancel, is raised here (m back in the idle list, or stopped once closed), not
 -- taken for a dead member.
 function Pool:answering(m)
   if not self.answers then return true end
@@ -149,7 +149,9 @@ function Pool:answering(m)
   else ok, yes = pcall(self.answers, m) end
   if ok and yes then return true end
   if not in_task then return false end
-  local fine, err = pcall(task.sleep, 0) -- the caller's deadline wins at this wait
+  local fine, err
+  if not ok and task.cancelled(yes) then fine, err = false, yes -- the caller's cancel, not a dead member
+  else fine, err = pcall(task.sleep, 0) end -- the caller's deadline wins at this wait
   if not fine then
     if self.closed then task.spawn(function() pcall(self.stop_member, m) end)
     else table.insert(self.idle, 1, m) end

@@ -148,7 +148,9 @@ function M.wait_ready(socket, timeout, failed, peer_pid)
   local deadline = uv.now() + timeout * 1000
   local delay = 0.002
   while true do
-    if pcall(M.call, socket, "/is_alive", {}, 2, peer_pid) then return end
+    local ok, err = pcall(M.call, socket, "/is_alive", {}, 2, peer_pid)
+    if ok then return end
+    if task.cancelled(err) then error(err, 0) end -- not a rocklet still starting
     local why = failed()
     if why then errors.raise("sandbox_start_failed", why) end
     if uv.now() > deadline then

@@ -153,6 +153,7 @@ local function start_once(backend, opts)
     local q = sb.phases.queued -- a phase of a backend's own (slurm's queue) ends too
     if q and q.status == "running" then sb:_phase("queued", ended, tostring(err.message or err)) end
     sb:_transition("stopped", "start_failed")
+    if task.cancelled(err) then error(err, 0) end -- the caller's cancel, not a failure to retry
     if not errors.is(err) then err = errors.new("sandbox_start_failed", tostring(err)) end
     err.phases, err.sandbox_id = sb.phases, sb.id
     return nil, err

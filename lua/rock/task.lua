@@ -347,15 +347,26 @@ end
 --- (once). A task queued or running Lua gets err at its next wait; one
 --- inside M.shield gets it at its first wait after the shield, so its
 --- cleanup finishes. A finished task is left alone. Used to end running
---- work on a signal (recipes/swe_agent.lua).
+--- work on a signal (recipes/swe_agent.lua). Code that catches errors to
+--- try again (a poll, a retry) must let err through: see M.cancelled.
 function M.cancel(t, err)
   if getmetatable(t) ~= Task then error("rock.task.cancel: expects a task", 2) end
   if t.done then return end
+  t.cancelled_by = err
   if t.cancel and (t.shielded or 0) == 0 then
     t.cancel(err)
   else
     t.cancel_err = err
   end
+end
+
+--- Is err the error M.cancel raised in the running task? A cancel is
+--- raised once: a loop that catches a failed attempt and tries again (a
+--- poll until ready, a start retried) would lose it and run on, so it
+--- re-raises err when this is true.
+function M.cancelled(err)
+  local t = M.current()
+  return t ~= nil and err ~= nil and rawequal(t.cancelled_by, err)
 end
 
 --- Workers: a task that takes jobs one after another, each started at
@@ -378,7 +389,7 @@ end
 --- called from a task, t runs nested in it until t waits or is idle.
 function M.hand(t, ...)
   if not t.idle then return nil end
-  t.idle, t.cancel_err = nil, nil
+  t.idle, t.cancel_err, t.cancelled_by = nil, nil, nil
   local yielded = resume(t, ...)
   return t.done or yielded == IDLE
 end

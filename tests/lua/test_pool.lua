@@ -193,6 +193,29 @@ T.test("a caller's deadline during a claim's check is the caller's: the member s
   T.eq(rock.sandbox.live_count(), 0)
 end)
 
+T.test("a claim cancelled (rock.task.cancel) during its check raises the cancel: the member stays idle", function()
+  local task = require "rock.task"
+  local pool = rock.pool(opts{ size = 1, check_every = 600 })
+  settled(pool, 1)
+  local m = pool.idle[1]
+  local slow = pool.answers
+  pool.answers = function(x) rock.sleep(0.5); return slow(x) end
+  local why = rock.errors.new("aborted", "cancelled by the test")
+  local claimer = rock.spawn(function() return pool:try_claim() end)
+  rock.sleep(0.1) -- the claimer waits in the member's check
+  task.cancel(claimer, why)
+  local ok, err = pcall(rock.wait, claimer)
+  T.ok(not ok and rawequal(err, why), "the cancel's own error, not a dead member: " .. tostring(ok) .. " " .. tostring(err))
+  T.eq(pool.idle[1], m, "the member is idle again, not dropped")
+  T.eq(pool:stats().dropped, 0)
+  pool.answers = slow
+  local got = pool:try_claim()
+  T.eq(got, m, "and claimed next")
+  got:stop()
+  pool:close()
+  T.eq(rock.sandbox.live_count(), 0)
+end)
+
 T.test("a claim cancelled by rock.timeout leaves the line; close fails the waiting claims", function()
   local pool = rock.pool(failing_opts{ size = 1 }) -- nothing ever starts
   local t = rock.spawn(function() return pcall(pool.claim, pool, { timeout = 60 }) end)

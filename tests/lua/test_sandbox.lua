@@ -65,6 +65,29 @@ T.test("a rocklet that cannot start is reported with its reason", function()
   T.eq(old, os.getenv("ROCK_ROCKLET"))
 end)
 
+T.test("a start cancelled while it waits for its rocklet ends with the cancel: not retried, nothing left", function()
+  local task = require "rock.task"
+  local why = rock.errors.new("aborted", "cancelled by the test")
+  local sandbox_dir, pid
+  local starter = rock.spawn(function()
+    return rock.sandbox.start{ backend = "local", start_retry_times = 2,
+      on_phase = function(sb, name, status)
+        -- the cancel falls at the start's next wait: its poll of the rocklet
+        if name == "rocklet_ready" and status == "running" and not pid then
+          sandbox_dir, pid = sb.dir, sb.pid
+          task.cancel(task.current(), why)
+        end
+      end }
+  end)
+  local ok, err = pcall(rock.wait, starter)
+  T.ok(not ok, "the start did not go on")
+  T.ok(rawequal(err, why), "the cancel's own error: " .. tostring(err))
+  T.ok(pid, "the rocklet was spawned before the cancel")
+  T.wait_until("the rocklet is stopped", function() return not alive(pid) end, 10)
+  T.ok(not uv.fs_stat(sandbox_dir), "its dir is removed")
+  T.eq(#T.listdir(require("rock.state").sandboxes_dir()), 0, "no sandbox left")
+end)
+
 T.test("idle expiry: the rocklet ends the sandbox by itself", function()
   local sb = rock.sandbox.start{ backend = "local", auto_clear_seconds = 1 }
   sb:create_session{ session = "s" }
