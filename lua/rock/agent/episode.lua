@@ -136,6 +136,14 @@ local function eval_record(res)
     error = res.error, seconds = res.seconds }
 end
 
+-- The eval record of a grading that raised: its error as {code, message},
+-- whether it ran in place or fresh (a cut one says "aborted": rock.agent
+-- marks it interrupted and --resume runs it again).
+local function eval_failed(err)
+  return { status = "error", resolved = false,
+    error = { code = errors.is(err) and err.code or "internal", message = tostring(err) } }
+end
+
 --- Run one task; returns its trajectory (never raises for the task's own
 --- failures: they are its termination reason). factory: a policy factory
 --- (policies/*.lua), opts: see rock.agent.run. A policy with an
@@ -200,7 +208,7 @@ function M.run(t, factory, opts)
   local t_eval = now()
   if not aborted and opts.eval == "in_place" and patch and patch ~= "" then
     local eok, res = pcall(grade, t, patch, opts, sb)
-    traj.eval = eok and eval_record(res) or { status = "error", resolved = false, error = tostring(res) }
+    traj.eval = eok and eval_record(res) or eval_failed(res)
   end
   if sb then
     traj.teardown = task.shield(require("rock.teardown").apply, sb, opts.teardown, aborted)
@@ -211,8 +219,7 @@ function M.run(t, factory, opts)
       traj.eval = { status = "empty_patch", resolved = false }
     else
       local eok, res = pcall(grade, t, patch, opts)
-      traj.eval = eok and eval_record(res) or { status = "error", resolved = false,
-        error = { code = errors.is(res) and res.code or "internal", message = tostring(res) } }
+      traj.eval = eok and eval_record(res) or eval_failed(res)
     end
   end
   traj.timings.eval = now() - t_eval
