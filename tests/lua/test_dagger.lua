@@ -155,7 +155,11 @@ T.test("the round's table shows a number that is not whole as it is (a model's u
   local s = dagger.records.summary(1, 0.5, {}, { turns = 3, by = { teacher = 1, student = 2 }, agree = 1, added = 3, dropped = 0,
     dropped_trajectories = {} }, nil, 1.25)
   s.policies.student.tokens, s.policies.teacher.calls = 1.5, 2.0
+  -- a summary read back from summary.json (--resume) has its counts as floats
+  s.by_reason, s.records.dropped_trajectories = { finish = 4.0, budget = 0.5 }, { aborted = 2.0 }
   local t = dagger.records.table(s)
+  T.match(t, "ended +budget 0%.5, finish 4\n")
+  T.match(t, "%(aborted 2%)")
   T.match(t, "student +0 calls, 1%.5 tokens")
   T.match(t, "teacher +2 calls, 0 tokens")
   T.match(t, "turns +3: teacher 1, student 2")
@@ -448,7 +452,7 @@ T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no 
   for line in before:gmatch("[^\n]+\n") do
     if json.decode(line).interrupted then cut = cut + 1 else kept[#kept + 1] = line end
   end
-  T.eq(cut, sig == "9" and 0 or 1, "the task in flight was written interrupted")
+  T.eq(cut, sig == "9" and 0 or 1, "the task in flight was written interrupted: " .. before .. tostring(read(log)))
   local _, after = lines_of(r2)
   kept = table.concat(kept)
   T.eq(after:sub(1, #kept), kept, "what round 2 had finished is kept as written")
@@ -457,7 +461,8 @@ T.test("the recipe killed with kill -" .. sig .. " mid-round, then --resume: no 
     for _, tr in ipairs(jsonl(string.format("%s/rounds/%d/trajectories.jsonl", out, r))) do
       T.ok(not seen[tr.instance_id], "once: " .. tr.instance_id)
       seen[tr.instance_id] = true
-      T.eq(tr.termination_reason, "finish")
+      T.eq(tr.termination_reason, "finish", string.format("round %d, %s: %s (log: %s)", r, tr.instance_id,
+        json.encode(tr.error or json.null), tostring(read(log))))
     end
     for _, t in ipairs(tasks) do T.ok(seen[t.instance_id], "round " .. r .. " has " .. t.instance_id) end
   end

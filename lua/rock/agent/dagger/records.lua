@@ -110,10 +110,10 @@ function M.table(s)
     return i and string.format("%d", i) or string.format("%.6g", tonumber(x) or 0)
   end
   local reasons = {}
-  for k, n in pairs(s.by_reason or {}) do reasons[#reasons + 1] = k .. " " .. n end
+  for k, c in pairs(s.by_reason or {}) do reasons[#reasons + 1] = k .. " " .. n(c) end
   table.sort(reasons)
   local drops = {}
-  for k, n in pairs(s.records.dropped_trajectories or {}) do drops[#drops + 1] = k .. " " .. n end
+  for k, c in pairs(s.records.dropped_trajectories or {}) do drops[#drops + 1] = k .. " " .. n(c) end
   table.sort(drops)
   local rows = {
     { string.format("round %s (beta %.4g)", n(s.round), s.beta), string.format("%s tasks", n(s.total)) },
