@@ -6,7 +6,9 @@
  * handle drains the queue and runs the user callbacks. A transfer with a
  * sink relays its 2xx answer from curl's callbacks as it comes, paused
  * (CURL_WRITEFUNC_PAUSE) while the sink is full and resumed when it says;
- * a sink's abort takes the transfer out of curl from the idle handle. */
+ * a transfer with a source sends its body as the source has it, paused
+ * (CURL_READFUNC_PAUSE) while it has none; a sink's or source's abort
+ * takes the transfer out of curl from the idle handle. */
 #include "client.h"
 
 #include <curl/curl.h>
@@ -53,10 +55,11 @@ struct rock_http_xfer {
   rock_http_xfer_t *prev, *next; /* the client's list of transfers */
   rock_plain_req_t *plain;       /* a request plain.c carries (no easy) */
   rock_http_sink_t *sink;        /* a 2xx answer's destination, or NULL */
+  rock_http_source_t *source;    /* the body's origin, or NULL */
   size_t head_from;              /* where the last head starts in resp_headers */
   rock_err abort_err;            /* rock_http_xfer_abort's, or 0 */
   const char *abort_msg;
-  unsigned sink_started : 1, paused : 1,
+  unsigned sink_started : 1, paused : 1, source_paused : 1,
       queued : 1; /* out of curl: in the done queue, or delivered */
 };
 
@@ -125,6 +128,18 @@ static size_t on_read(char *p, size_t size, size_t n, void *ud) {
   rock_http_xfer_t *x = ud;
   size_t got = fread(p, 1, size * n, x->in);
   return ferror(x->in) ? CURL_READFUNC_ABORT : got;
+}
+
+/* The body from a source: what it has now, or a pause until it has more. */
+static size_t on_source_read(char *p, size_t size, size_t n, void *ud) {
+  rock_http_xfer_t *x = ud;
+  if (x->abort_err) return CURL_READFUNC_ABORT;
+  long got = x->source->read(x->source, x, p, size * n);
+  if (got == -2) {
+    x->source_paused = 1;
+    return CURL_READFUNC_PAUSE;
+  }
+  return got < 0 ? CURL_READFUNC_ABORT : (size_t)got;
 }
 
 /* The body's size a head says (Content-Length), or UINT64_MAX. */
@@ -600,11 +615,13 @@ rock_err rock_http_client_request(rock_http_client_t *c,
     xfer_free(x);
     return ROCK_E_NO_MEMORY;
   }
-  /* a body to or from a file moves in big reads and writes, not curl's
-   * 16 KiB (and 64 KiB up): fewer syscalls and callbacks per byte */
+  /* a body to or from a file, or relayed, moves in big reads and writes,
+   * not curl's 16 KiB (and 64 KiB up): fewer syscalls and callbacks per
+   * byte (a source: as much as the server reads ahead, 1 MiB) */
   x->sink = req->sink;
   if (req->out_file || req->sink) curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 512L * 1024);
   if (req->body_file) curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 2L * 1024 * 1024);
+  if (req->source) curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 1L << 20);
   struct stat st;
   if (req->body_file) {
     if (!(x->in = fopen(req->body_file, "rb")) || fstat(fileno(x->in), &st)) {
@@ -615,6 +632,15 @@ rock_err rock_http_client_request(rock_http_client_t *c,
     curl_easy_setopt(e, CURLOPT_READFUNCTION, on_read);
     curl_easy_setopt(e, CURLOPT_READDATA, x);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st.st_size);
+  } else if (req->source) {
+    x->source = req->source;
+    uint64_t size = req->source->size;
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_source_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, x);
+    /* -1: not known: curl sends it chunked */
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+                     size == UINT64_MAX ? (curl_off_t)-1 : (curl_off_t)size);
   } else if (req->body) {
     x->body = malloc(req->body_len + 1);
     if (!x->body) {
@@ -625,7 +651,7 @@ rock_err rock_http_client_request(rock_http_client_t *c,
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->body);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)req->body_len);
   }
-  int has_body = req->body || req->body_file;
+  int has_body = req->body || req->body_file || req->source;
   const char *method = req->method ? req->method : has_body ? "POST" : "GET";
   if (!strcmp(method, "HEAD")) curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
   else if (strcmp(method, has_body ? "POST" : "GET"))
@@ -667,8 +693,8 @@ void rock_http_xfer_cancel(rock_http_xfer_t *x) {
 }
 
 void rock_http_xfer_resume(rock_http_xfer_t *x) {
-  if (!x->paused || !x->easy || x->queued) return;
-  x->paused = 0;
+  if (!(x->paused || x->source_paused) || !x->easy || x->queued) return;
+  x->paused = x->source_paused = 0; /* a side still stuck pauses again */
   curl_easy_pause(x->easy, CURLPAUSE_CONT); /* may write (and pause) at once */
 }
 

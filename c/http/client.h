@@ -6,7 +6,9 @@
  * multi handle's cache. curl's completions are queued and delivered from a
  * uv_idle callback, plain's from its read callback once the connection is
  * handed back; never from inside curl or the parser, so a done callback may
- * start or cancel requests. lua_http.c is the Lua face. */
+ * start or cancel requests. A request's body may come from memory, a file
+ * or a source (read as it arrives elsewhere), its 2xx answer go to
+ * memory, a file or a sink. lua_http.c is the Lua face. */
 #ifndef ROCK_HTTP_CLIENT_H
 #define ROCK_HTTP_CLIENT_H
 
@@ -38,6 +40,21 @@ struct rock_http_sink {
   int (*write)(rock_http_sink_t *k, const char *p, size_t n);
 };
 
+/* Where a request body comes from instead of memory or a file: read as
+ * it arrives elsewhere (rock serve passing its client's upload on to a
+ * rocklet: lua_serve.c). read runs from inside curl's callback: it
+ * updates C state and reads sockets, and calls neither curl nor Lua
+ * (rock_http_xfer_abort excepted). */
+typedef struct rock_http_source rock_http_source_t;
+struct rock_http_source {
+  uint64_t size; /* the body's bytes; UINT64_MAX: not known (sent chunked) */
+  /* Up to n bytes into p: how many (> 0); 0 at the body's end; -1 end the
+   * transfer (the source called rock_http_xfer_abort to say why); -2 none
+   * now: the transfer pauses until rock_http_xfer_resume. x is the
+   * transfer. */
+  long (*read)(rock_http_source_t *s, rock_http_xfer_t *x, char *p, size_t n);
+};
+
 typedef struct {
   const char *method;      /* default "GET" ("POST" when body is set) */
   const char *url;         /* required */
@@ -67,6 +84,10 @@ typedef struct {
    * res (whose body is then ""); any other answer's body comes to memory
    * as usual. Not copied: it must outlive the transfer. */
   rock_http_sink_t *sink;
+  /* The body comes from here as it is read (instead of body or
+   * body_file), no faster than the transfer sends it on. Not copied: it
+   * must outlive the transfer. */
+  rock_http_source_t *source;
 } rock_http_request_t;
 
 typedef struct {
@@ -112,12 +133,15 @@ rock_err rock_http_client_request(rock_http_client_t *c,
                                   rock_http_xfer_t **out);
 /* Abandon a transfer: its callback will not run. */
 void rock_http_xfer_cancel(rock_http_xfer_t *x);
-/* A sink's transfer paused by its write (1): take bytes again. Call from
- * the loop, not from inside a sink function; a no-op unless paused. */
+/* A transfer paused by its sink's write (1) or its source's read (-2):
+ * go on (the write comes again, the read is asked again). Call from the
+ * loop, not from inside a sink or source function; a no-op unless
+ * paused. */
 void rock_http_xfer_resume(rock_http_xfer_t *x);
-/* End a sink's transfer: its callback runs, later, from the loop, with
- * err and message (static: not copied), whatever else happened. Safe
- * from inside a sink function and twice (the first reason stays). */
+/* End a sink's or source's transfer: its callback runs, later, from the
+ * loop, with err and message (static: not copied), whatever else
+ * happened. Safe from inside a sink or source function and twice (the
+ * first reason stays). */
 void rock_http_xfer_abort(rock_http_xfer_t *x, rock_err err, const char *message);
 
 /* Requests under way to a peer on this machine over a unix socket (a

@@ -14,7 +14,12 @@
  *        answered: a 2xx answer's head and body go on to its client as they
  *        come (lua_serve.c), read no faster than that client reads; res.body
  *        is then ""; a client gone mid-way ends the transfer (cancelled);
- *        another answer's body comes to res as usual, the handle unanswered)}
+ *        another answer's body comes to res as usual, the handle unanswered),
+ *        body_from= (a rock.http_request handle whose body is streamed
+ *        (stream_body): that body is sent as its client sends it (chunked
+ *        when it was), the client read no faster than this request sends;
+ *        a client gone mid-way ends the transfer (cancelled), a malformed
+ *        body too (bad_request); the handle is left to answer)}
  * res: {status=, headers={lowercased name=value}, body=}; err: a rock error
  * {code=, message=, op=, [errno=], [peer_pid=]} (lua_core.h): errno names a
  * failed connect's cause, peer_pid the process found serving the socket
@@ -224,10 +229,11 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
   return start_op(L, req, cb, chunk, push, data, NULL);
 }
 
-/* A relayed request (opts.relay): its sink ends with the op, whole when
- * the answer was a 2xx that came whole. */
+/* A relayed request (opts.relay, opts.body_from): its sink ends with the
+ * op, whole when the answer was a 2xx that came whole; its source too. */
 typedef struct {
   rock_http_sink_t *sink;
+  rock_http_source_t *source;
   int headers, ok;
 } relay_op_t;
 
@@ -239,7 +245,8 @@ static int push_relay(lua_State *L, void *data, const rock_http_response_t *r) {
 
 static void relay_free(lua_State *L, void *data) {
   relay_op_t *d = data;
-  lrock_serve_sink_end(L, d->sink, d->ok);
+  if (d->sink) lrock_serve_sink_end(L, d->sink, d->ok);
+  if (d->source) lrock_serve_source_end(L, d->source);
   free(d);
 }
 
@@ -301,21 +308,27 @@ static int l_http_request(lua_State *L) {
   lua_getfield(L, 1, "response_headers");
   int no_headers = lua_toboolean(L, -1) == 0 && !lua_isnil(L, -1);
   lua_pop(L, 1);
-  if (lua_getfield(L, 1, "relay") != LUA_TNIL) {
-    if (req.out_file) return luaL_argerror(L, 1, "'relay' and 'output_file' exclude each other");
+  int relay = lua_getfield(L, 1, "relay") != LUA_TNIL;
+  int from = lua_getfield(L, 1, "body_from") != LUA_TNIL;
+  if (relay && req.out_file) return luaL_argerror(L, 1, "'relay' and 'output_file' exclude each other");
+  if (from && (req.body || req.body_file))
+    return luaL_argerror(L, 1, "'body_from' excludes 'body' and 'body_file'");
+  if (relay || from) {
     relay_op_t *d = calloc(1, sizeof *d);
     const char *why = "no memory";
-    if (!d || !(d->sink = lrock_serve_sink(L, lua_gettop(L), &why))) {
-      free(d);
+    if (!d || (relay && !(d->sink = lrock_serve_sink(L, lua_gettop(L) - 1, &why))) ||
+        (from && !(d->source = lrock_serve_source(L, lua_gettop(L), &why)))) {
+      if (d) relay_free(L, d); /* what was made lets go of its handle */
       return luaL_argerror(L, 1, why);
     }
     d->headers = !no_headers;
     req.sink = d->sink;
-    lua_pop(L, 1);
+    req.source = d->source;
+    lua_pop(L, 2);
     lua_pushinteger(L, start_op(L, &req, 2, 0, push_relay, d, relay_free));
     return 1;
   }
-  lua_pop(L, 1);
+  lua_pop(L, 2);
   lua_pushinteger(L, lrock_http_start(L, &req, 2, 0,
                                       no_headers ? push_without_headers : push_with_headers,
                                       NULL));

@@ -33,4 +33,12 @@ lua_Integer lrock_http_start(lua_State *L, rock_http_request_t *req, int cb,
 rock_http_sink_t *lrock_serve_sink(lua_State *L, int idx, const char **why);
 void lrock_serve_sink_end(lua_State *L, rock_http_sink_t *k, int ok);
 
+/* lua_serve.c's body relays (core.http_request's body_from=): a source
+ * that reads the body of the rock.http_request handle at stack index idx
+ * as its client sends it, or NULL (*why says why: not such a handle,
+ * answered, its body not streamed, or relayed already). The handle is
+ * held until lrock_serve_source_end, which the transfer's end calls once. */
+rock_http_source_t *lrock_serve_source(lua_State *L, int idx, const char **why);
+void lrock_serve_source_end(lua_State *L, rock_http_source_t *k);
+
 #endif

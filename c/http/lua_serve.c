@@ -11,6 +11,11 @@
  * header_lines, body) or handle:respond_file(status, header_lines, path),
  * or by a relay: core.http_request{relay = handle} (lua_http.c) streams
  * another server's 2xx answer to its client (lrock_serve_sink, below).
+ * A body past opts.body_to_file (or chunked) of a request whose
+ * on_headers called handle:stream_body() is not stored: on_request gets
+ * the request at once (req.body_stream = true, body_size when known) and
+ * core.http_request{body_from = handle} sends the body on to another
+ * server as the client sends it (lrock_serve_source, below).
  * on_abort(req) runs, once, for a request still unanswered when
  * on_request returned whose client went away (one function per server;
  * handle:on_abort(fn) sets one per request instead).
@@ -19,8 +24,9 @@
  * there refuses the request unread (the connection closes after the
  * answer); returning true admits it: the same req table goes to
  * on_request once whole; anything else (an error) is a 500.
- * A body larger than opts.body_to_file (or chunked) goes to a temp file as
- * it arrives, deleted once the answer is sent (or the request dies).
+ * Else a body larger than opts.body_to_file (or chunked) goes to a temp
+ * file as it arrives, deleted once the answer is sent (or the request
+ * dies).
  * Callbacks run on the thread that called into the server (an answer may
  * start the next pipelined request), else on the main state
  * (lua/rock/http_server.lua starts the request on a worker task there and
@@ -69,6 +75,8 @@ typedef struct {
   int req_ref;          /* the request table: from on_headers until
                          * on_request, then for the server's on_abort
                          * while unanswered; or LUA_NOREF */
+  unsigned stream : 1,  /* stream_body() was asked (from on_headers) */
+      handed : 1;       /* on_request has it: too late to ask */
 } request_ud;
 
 static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
@@ -211,6 +219,7 @@ static request_ud *push_request(lua_State *L, serve_t *s, rock_http_req_t *req) 
     lua_setfield(L, -2, "peer");
   }
   request_ud *u = lua_newuserdatauv(L, sizeof *u, 1);
+  memset(u, 0, sizeof *u);
   u->req = req;
   u->s = s;
   u->abort_ref = u->req_ref = LUA_NOREF;
@@ -253,6 +262,11 @@ static void on_headers(rock_http_req_t *req, void *data) {
   }
   uint64_t cl = req->content_length;
   if (cl != UINT64_MAX && (cl <= s->body_to_file || cl > req->max_body)) return;
+  request_ud *u = req->abort_arg;
+  if (u && u->stream) { /* to on_request now, its body relayed as it comes */
+    req->body_stream = 1;
+    return;
+  }
   size_t tl = strlen(s->tmpdir);
   char *b = malloc(tl + 40);
   int fd = -1;
@@ -328,8 +342,16 @@ static void handler(rock_http_req_t *req, void *data) {
   } else {
     u = push_request(L, s, req);
   }
+  u->handed = 1;
   char *b = req->user; /* the body, into the table (under the handle) */
-  if (b && req->body_bytes <= s->body_to_file && push_small_file(L, req) == 0) {
+  if (req->body_stream) { /* not read yet: for body_from */
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -3, "body_stream");
+    if (req->content_length != UINT64_MAX) {
+      lua_pushinteger(L, (lua_Integer)req->content_length);
+      lua_setfield(L, -3, "body_size");
+    }
+  } else if (b && req->body_bytes <= s->body_to_file && push_small_file(L, req) == 0) {
     lua_setfield(L, -3, "body");
   } else if (b) {
     lua_pushstring(L, b);
@@ -448,6 +470,15 @@ static int l_request_max_body(lua_State *L) {
   lua_Integer n = luaL_checkinteger(L, 2);
   if (n < 0) return luaL_argerror(L, 2, "must be >= 0");
   u->req->max_body = (uint64_t)n;
+  return 0;
+}
+
+/* handle:stream_body(): from on_headers: a body that would go to a temp
+ * file comes to on_request unread instead, for body_from. */
+static int l_request_stream_body(lua_State *L) {
+  request_ud *u = check_request(L);
+  if (u->handed) return luaL_error(L, "stream_body: only from on_headers, before the body is read");
+  u->stream = 1;
   return 0;
 }
 
@@ -603,6 +634,92 @@ void lrock_serve_sink_end(lua_State *L, rock_http_sink_t *k, int ok) {
   if (r->took) drop_abort(L, r->u); /* answered: nothing to watch */
   luaL_unref(L, LUA_REGISTRYINDEX, r->handle_ref);
   free(r);
+}
+
+/* ---- relayed bodies: a request's body streamed to another server ---- */
+
+/* A body relay (lrock_serve_source): the source of a client transfer
+ * (lua_http.c, core.http_request's body_from=) whose body is the body of
+ * a request handle's client, read as the transfer sends it. Allocated by
+ * lrock_serve_source, freed by lrock_serve_source_end (the transfer's
+ * end, or its cancel); holds the handle (so its request) until then. */
+typedef struct {
+  rock_http_source_t source; /* first: what client.c sees */
+  request_ud *u;
+  int handle_ref;
+  rock_http_xfer_t *x; /* the transfer, once it read */
+  int waiting;         /* a read found nothing: READY resumes the transfer */
+} body_relay_t;
+
+/* The server side (req->on_body): bytes came for a read that found none,
+ * or the client went away (the transfer ends, not at its next read). */
+static void body_event(rock_http_req_t *req, int event) {
+  body_relay_t *b = req->body_arg;
+  if (!b || !b->x) return; /* not read yet: its first read finds out */
+  if (event != ROCK_HTTP_BODY_READY) {
+    rock_http_xfer_abort(b->x, ROCK_E_CANCELLED, GONE_MSG);
+  } else if (b->waiting) {
+    b->waiting = 0;
+    rock_http_xfer_resume(b->x);
+  }
+}
+
+/* The transfer wants body bytes (from inside curl): what the client sent
+ * so far, straight from the server's input buffer. */
+static long body_read(rock_http_source_t *k, rock_http_xfer_t *x, char *p, size_t n) {
+  body_relay_t *b = (body_relay_t *)k;
+  b->x = x;
+  rock_http_req_t *req = b->u->req;
+  long got = req ? rock_http_body_read(req, p, n) : ROCK_HTTP_BODY_GONE;
+  if (got >= 0) return got;
+  if (got == ROCK_HTTP_BODY_WAIT) {
+    b->waiting = 1;
+    return -2;
+  }
+  if (got == ROCK_HTTP_BODY_GONE)
+    rock_http_xfer_abort(x, ROCK_E_CANCELLED, req ? GONE_MSG : "the request was answered already");
+  else
+    rock_http_xfer_abort(x, ROCK_E_BAD_REQUEST,
+                         got == ROCK_HTTP_BODY_TOO_LARGE
+                             ? "the request body is larger than the route takes"
+                             : "the request body is malformed (its chunked framing)");
+  return -1;
+}
+
+rock_http_source_t *lrock_serve_source(lua_State *L, int idx, const char **why) {
+  request_ud *u = luaL_testudata(L, idx, REQUEST_MT);
+  rock_http_req_t *req = u ? u->req : NULL;
+  *why = !u             ? "'body_from' must be a request handle of rock.http.serve"
+         : !req         ? "'body_from': this request was answered already"
+         : !req->body_stream ? "'body_from': this request's body is not streamed "
+                               "(handle:stream_body() from on_headers, past body_to_file)"
+         : req->on_body ? "'body_from': this request's body is being relayed already"
+                        : NULL;
+  if (*why) return NULL;
+  body_relay_t *b = calloc(1, sizeof *b);
+  if (!b) {
+    *why = "no memory";
+    return NULL;
+  }
+  b->source.size = req->content_length;
+  b->source.read = body_read;
+  b->u = u;
+  lua_pushvalue(L, idx);
+  b->handle_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  req->on_body = body_event;
+  req->body_arg = b;
+  return &b->source;
+}
+
+void lrock_serve_source_end(lua_State *L, rock_http_source_t *k) {
+  body_relay_t *b = (body_relay_t *)k;
+  rock_http_req_t *req = b->u->req;
+  if (req && req->body_arg == b) { /* the server tells nobody any more */
+    req->on_body = NULL;
+    req->body_arg = NULL;
+  }
+  luaL_unref(L, LUA_REGISTRYINDEX, b->handle_ref);
+  free(b);
 }
 
 /* ---- the server ---- */
@@ -898,6 +1015,7 @@ static const luaL_Reg request_methods[] = {
     {"answered", l_request_answered},
     {"on_abort", l_request_on_abort},
     {"max_body", l_request_max_body},
+    {"stream_body", l_request_stream_body},
     {NULL, NULL},
 };
 

@@ -139,7 +139,7 @@ static int tcp_target(const char *a, const char *a_end, struct sockaddr_storage 
 }
 
 int rock_plain_takes(rock_plain_t *p, const rock_http_request_t *req) {
-  if (req->body_file || req->out_file || req->on_chunk || req->sink) return 0;
+  if (req->body_file || req->out_file || req->on_chunk || req->sink || req->source) return 0;
   const char *a, *a_end, *path;
   if (split_url(req->url, &a, &a_end, &path)) return 0;
   /* a path too long for sun_path: libuv (1.44) would cut it and connect

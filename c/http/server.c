@@ -4,7 +4,12 @@
  * the answer before parsing the next pipelined one; other connections go
  * on. Meanwhile it reads at most ROCK_HTTP_READ_AHEAD bytes and then stops
  * reading (backpressure) until the answer is sent. Bodies go to memory up
- * to a limit or, when on_headers picks a file, to that file as they come.
+ * to a limit or, when on_headers picks a file, to that file as they come,
+ * or (body_stream) the handler gets the request after its headers and
+ * pulls the body through the parser as it wants it (rock_http_body_read:
+ * the bytes go from the input buffer straight to the caller's; what is
+ * not pulled is not read from the socket past the read-ahead); a body
+ * still coming when its answer goes is read and dropped (drain).
  * The bodies being read to memory share a budget (max_body_mem): a request
  * past it waits, unread, until one is done; a body lives until its handler
  * returns.
@@ -19,6 +24,7 @@
 
 #include <errno.h>
 #include <http_parser.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +94,12 @@ struct rock_http_conn {
   rock_http_req_t *cur;   /* headers seen, body being read */
   rock_http_req_t *ready; /* complete, not yet handed to the handler */
   rock_http_req_t *busy;  /* handed to the handler, not yet answered */
+  rock_http_req_t *pull;  /* busy too: its handler reads its body
+                           * (body_stream), until the answer */
+  char *pull_dst;         /* rock_http_body_read's buffer, while it runs */
+  size_t pull_cap, pull_got;
+  int pull_state;         /* 0 being read, 1 whole, or ROCK_HTTP_BODY_BAD
+                           * or ROCK_HTTP_BODY_TOO_LARGE */
   int writes;             /* uv_write requests pending */
   size_t held;            /* bytes those requests hold in memory (copies
                            * and owned bodies), written or not: freed only
@@ -104,7 +116,9 @@ struct rock_http_conn {
   int no_sendfile;    /* sendfile refused this file or socket */
   char peer[48];
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
-      expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1;
+      expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1,
+      pull_wait : 1, /* a read said WAIT: on_body(READY) when bytes come */
+      drain : 1;     /* answered mid-body: the rest is read and dropped */
 };
 
 /* A streamed answer (rock_http_respond_stream). Allocated there, freed
@@ -250,6 +264,12 @@ static void conn_close(rock_http_conn_t *c) {
     st->c = NULL;
     st->fn(st->arg, ROCK_HTTP_STREAM_GONE);
   }
+  if (c->pull) { /* its reader stops (the request is an orphan below) */
+    rock_http_req_t *r = c->pull;
+    c->pull = NULL;
+    c->pull_wait = 0;
+    if (r->on_body) r->on_body(r, ROCK_HTTP_BODY_GONE);
+  }
   if (c->cur) drop_cur(c);
   if (c->ready) { /* not reachable: feed hands it over at once */
     req_free(c->ready);
@@ -285,9 +305,12 @@ static int conn_idle(rock_http_conn_t *c) {
          c->in.len == c->in_off;
 }
 
+/* Nothing came for idle_timeout: close, unless a handler is at work (its
+ * answer starts the timer again); a handler waiting for body bytes that
+ * do not come is not at work. */
 static void idle_fire(uv_timer_t *t) {
   rock_http_conn_t *c = t->data;
-  if (c->busy) return; /* rock_http_respond starts it again */
+  if (c->busy && !(c->pull == c->busy && c->pull_wait)) return;
   conn_close(c);
 }
 
@@ -324,7 +347,7 @@ static void write_done(uv_write_t *w, int status) {
     }
     return; /* rock_http_stream_end closes or goes on */
   }
-  if (c->linger && c->writes == 0) conn_close(c);
+  if (c->linger && c->writes == 0 && !c->drain) conn_close(c);
   else if (c->server->draining && conn_idle(c)) conn_close(c);
 }
 
@@ -431,16 +454,25 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
 /* A body streamed to a file (body_fd) is read this much at a time: its
  * bytes go straight on to the file, fewer and larger reads and writes. */
 #define SINK_READ_AHEAD (256u << 10)
+/* A body its handler pulls (a relay) is read 1 MiB at a time: about half
+ * the CPU per byte of 256 KiB in rock serve's PUT relay (more pieces,
+ * more pauses of the transfer they go on by), and no better past it. */
+#define PULL_READ_AHEAD (1u << 20)
 
 /* The read-ahead of c now. */
 static size_t read_ahead(const rock_http_conn_t *c) {
-  return c->cur && c->cur->body_fd >= 0 ? SINK_READ_AHEAD : ROCK_HTTP_READ_AHEAD;
+  if (c->pull) return PULL_READ_AHEAD;
+  return (c->cur && c->cur->body_fd >= 0) || c->drain ? SINK_READ_AHEAD : ROCK_HTTP_READ_AHEAD;
 }
+
+/* Input is read and parsed on: no answer closes the connection yet, or
+ * the rest of a body is still to be dropped first. */
+static int reads_on(const rock_http_conn_t *c) { return !c->linger || c->drain; }
 
 /* Read while there is room in the read-ahead and an answer may follow. */
 static void set_reading(rock_http_conn_t *c) {
   if (c->closing) return;
-  int want = !c->linger && c->in.len - c->in_off < read_ahead(c) - 1;
+  int want = reads_on(c) && c->in.len - c->in_off < read_ahead(c) - 1;
   if (want && !c->reading) {
     if (uv_read_start(&c->handle.s, alloc_cb, read_cb) == 0)
       c->reading = 1;
@@ -465,8 +497,6 @@ static void refuse_too_large(rock_http_conn_t *c, uint64_t limit) {
   refuse(c, 413, msg);
 }
 
-/* Parse what is buffered, one request at a time, until a request is in
- * flight or input runs out. Re-entered from rock_http_respond. */
 /* A parse error: its status and the JSON body saying why. */
 static int parse_failure(rock_http_conn_t *c, enum http_errno e, char *msg,
                          size_t cap) {
@@ -491,10 +521,13 @@ static int parse_failure(rock_http_conn_t *c, enum http_errno e, char *msg,
   return 400;
 }
 
+/* Parse what is buffered, one request at a time, until a request is in
+ * flight or input runs out. Re-entered from rock_http_respond. */
 static void feed(rock_http_conn_t *c) {
   if (c->feeding) return;
   c->feeding = 1;
-  while (!c->busy && !c->closing && !c->linger && !c->wait_mem && c->file_fd < 0 &&
+  int dropping = c->drain;
+  while (!c->busy && !c->closing && reads_on(c) && !c->wait_mem && c->file_fd < 0 &&
          !c->stream && c->in_off < c->in.len) {
     size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
                                    c->in.len - c->in_off);
@@ -537,6 +570,11 @@ static void feed(rock_http_conn_t *c) {
     }
   }
   if (!c->closing && c->in_off == c->in.len) in_release(c); /* nothing held when drained */
+  if (dropping && !c->drain && c->linger && !c->writes && !c->closing) {
+    c->feeding = 0; /* the rest of the body is dropped, the answer out */
+    conn_close(c);
+    return;
+  }
   set_reading(c);
   c->feeding = 0;
 }
@@ -579,6 +617,10 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
   c->in.len += n;
   idle_restart(c);
   feed(c);
+  if (c->pull && c->pull_wait && !c->closing) { /* its reader waits for these */
+    c->pull_wait = 0;
+    if (c->pull->on_body) c->pull->on_body(c->pull, ROCK_HTTP_BODY_READY);
+  }
 }
 
 /* ---- parser callbacks: collect bytes, route the body ---- */
@@ -750,6 +792,15 @@ static int on_headers_complete(http_parser *p) {
     http_parser_pause(p, 1);
     return 0;
   }
+  if (r->body_stream) { /* to the handler now; it pulls the body */
+    c->cur = NULL;
+    c->pull = r;
+    c->pull_state = 0;
+    c->ready = r;
+    if (cl != 0) send_continue(c);
+    http_parser_pause(p, 1);
+    return 0;
+  }
   if (r->body_fd < 0 && cl != UINT64_MAX && cl > 0) { /* exactly what it needs */
     if (!mem_take(c, cl + 1)) { /* over the budget: wait, unread */
       c->wait_mem = 1;
@@ -766,9 +817,31 @@ static int on_headers_complete(http_parser *p) {
   return 0;
 }
 
+/* Body bytes of a pulled request: into rock_http_body_read's buffer
+ * (which has room: it parses no more input than it has room for). */
+static int pull_body(rock_http_conn_t *c, const char *at, size_t len) {
+  rock_http_req_t *r = c->pull;
+  if (len > r->max_body - r->body_bytes) { /* chunked past the limit */
+    c->pull_state = ROCK_HTTP_BODY_TOO_LARGE;
+    http_parser_pause(&c->parser, 1);
+    return 0;
+  }
+  if (!c->pull_dst || len > c->pull_cap - c->pull_got) { /* parsed outside a read */
+    c->pull_state = ROCK_HTTP_BODY_BAD;
+    http_parser_pause(&c->parser, 1);
+    return 0;
+  }
+  memcpy(c->pull_dst + c->pull_got, at, len);
+  c->pull_got += len;
+  r->body_bytes += len;
+  return 0;
+}
+
 static int on_body(http_parser *p, const char *at, size_t len) {
   rock_http_conn_t *c = p->data;
   rock_http_req_t *r = c->cur;
+  if (!r && c->pull) return pull_body(c, at, len);
+  if (!r && c->drain) return 0; /* answered already: dropped */
   if (!r) {
     http_parser_pause(p, 1);
     return 0;
@@ -820,7 +893,11 @@ static int on_message_complete(http_parser *p) {
   rock_http_req_t *r = c->cur;
   http_parser_pause(p, 1);
   c->in_msg = 0;
-  if (!r) return 0;
+  if (!r) {
+    if (c->pull) c->pull_state = 1; /* a pulled body is whole */
+    c->drain = 0;                   /* a dropped one is over */
+    return 0;
+  }
   c->cur = NULL;
   if (r->body_fd < 0 && c->body.data) { /* lent until the handler returns */
     r->body = c->body.data;
@@ -907,7 +984,7 @@ static void file_pump(rock_http_conn_t *c) {
   if (c->file_fd >= 0 && c->file_left == 0 && !c->closing) {
     close(c->file_fd);
     c->file_fd = -1;
-    if (!c->linger) feed(c);
+    if (reads_on(c)) feed(c);
   }
 }
 
@@ -979,6 +1056,12 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
   if (req == c->busy) {
     c->busy = NULL;
     c->server->inflight--;
+    if (req == c->pull) { /* a body it read, maybe not all of it */
+      c->pull = NULL;
+      c->pull_wait = 0;
+      if (c->pull_state < 0) keep = 0; /* cut: nothing after it can be parsed */
+      else if (c->pull_state == 0) c->drain = 1; /* the rest is dropped as it comes */
+    }
   } else if (req == c->cur) { /* answered before its body was read */
     c->cur = NULL;
     c->wait_mem = 0;
@@ -1121,6 +1204,37 @@ void rock_http_stream_end(rock_http_stream_t *st, int ok) {
   }
   idle_restart(c);
   feed(c);
+}
+
+long rock_http_body_read(rock_http_req_t *req, char *dst, size_t cap) {
+  rock_http_conn_t *c = req->conn;
+  if (!c || c->closing || c->pull != req) return ROCK_HTTP_BODY_GONE;
+  if (c->pull_state) return c->pull_state > 0 ? 0 : c->pull_state;
+  if (cap > LONG_MAX) cap = LONG_MAX;
+  c->pull_dst = dst;
+  c->pull_cap = cap;
+  c->pull_got = 0;
+  /* the parser is given no more input than dst holds: a body byte is an
+   * input byte (chunk framing only takes some away) */
+  while (!c->pull_got && !c->pull_state && c->in_off < c->in.len) {
+    size_t left = c->in.len - c->in_off;
+    size_t n = http_parser_execute(&c->parser, &settings, c->in.data + c->in_off,
+                                   left < cap ? left : cap);
+    c->in_off += n;
+    enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+    if (e == HPE_PAUSED) http_parser_pause(&c->parser, 0); /* the end, or a cut */
+    else if (e != HPE_OK) c->pull_state = ROCK_HTTP_BODY_BAD;
+    else if (n == 0) break;
+  }
+  c->pull_dst = NULL;
+  long got = (long)c->pull_got;
+  if (c->in_off == c->in.len) in_release(c);
+  set_reading(c); /* room again: the client is read on */
+  if (got) return got;
+  if (c->pull_state) return c->pull_state > 0 ? 0 : c->pull_state;
+  c->pull_wait = 1;
+  idle_restart(c); /* a client that sends nothing more is closed in time */
+  return ROCK_HTTP_BODY_WAIT;
 }
 
 const char *rock_http_req_header(const rock_http_req_t *req, const char *name) {

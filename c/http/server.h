@@ -7,11 +7,13 @@
  * most ROCK_HTTP_READ_AHEAD bytes past its request, a body goes to memory
  * only up to a limit (413 past it), the bodies being read at one time share
  * a budget (past it a connection waits) and a handler may stream a body to
- * a file instead (on_headers + body_fd). Used by the rocklet (see
- * rocklet/main.c and rocklet/upload.c) and by rock.http.serve (lua_serve.c),
- * which also wants the request headers (max_header), TCP, answers with
- * headers, a file or a stream (a body relayed as it comes), and a
- * graceful stop (rock_http_server_drain). */
+ * a file instead (on_headers + body_fd), or take the request before its
+ * body is read and the body as it comes (body_stream +
+ * rock_http_body_read: a relay). Used by the rocklet (see rocklet/main.c
+ * and rocklet/upload.c) and by rock.http.serve (lua_serve.c), which also
+ * wants the request headers (max_header), TCP, answers with headers, a
+ * file or a stream (a body relayed as it comes), bodies relayed as they
+ * come, and a graceful stop (rock_http_server_drain). */
 #ifndef ROCK_HTTP_SERVER_H
 #define ROCK_HTTP_SERVER_H
 
@@ -25,7 +27,8 @@ typedef struct rock_http_conn rock_http_conn_t;
 /* Bytes a connection reads ahead of the request it is parsing or waiting
  * on; past it the server stops reading that connection until its answer
  * is sent (backpressure). The read-ahead lets it see a client hang up.
- * While a body streams to a file (body_fd) it reads 256 KiB at a time. */
+ * While a body streams to a file (body_fd) it reads 256 KiB at a time,
+ * to its handler (body_stream) 1 MiB. */
 #define ROCK_HTTP_READ_AHEAD (64u << 10)
 
 /* Header fields a request may have when the headers are kept (past it
@@ -54,11 +57,16 @@ typedef struct rock_http_req {
    *   chunks reach it).
    * body_fd: -1 (the default) keeps the body in memory; a file
    *   descriptor makes the server write() every body byte to it as it
-   *   arrives, never holding the body. The handler owns the fd. */
+   *   arrives, never holding the body. The handler owns the fd.
+   * body_stream: 1 hands the request to the handler now, its body not
+   *   read: the handler takes it as it comes (rock_http_body_read), the
+   *   client read no faster than that (a relay: lua_serve.c). */
   uint64_t max_body;
   int body_fd;
-  /* Filled by the server for a body_fd sink: bytes received and the first
-   * write error (an errno; later bytes are then dropped). */
+  int body_stream;
+  /* Filled by the server for a body_fd sink (and a body_stream): bytes
+   * received and the first write error (an errno; later bytes are then
+   * dropped). */
   uint64_t body_bytes;
   int body_err;
   /* The request headers when the server keeps them (opts.max_header > 0):
@@ -82,6 +90,13 @@ typedef struct rock_http_req {
   /* Keep the connection open after the answer (as the client asked);
    * a handler may clear it to close the connection after its answer. */
   int keep_alive;
+  /* Set by the handler of a body_stream request: called from the loop
+   * with ROCK_HTTP_BODY_READY once bytes came after a read said
+   * ROCK_HTTP_BODY_WAIT (read again), and with ROCK_HTTP_BODY_GONE when
+   * the client goes mid-body (which may be inside any call on its
+   * connection: only note it there). body_arg is free for its use. */
+  void (*on_body)(struct rock_http_req *req, int event);
+  void *body_arg;
 } rock_http_req_t;
 
 typedef void (*rock_http_handler_fn)(rock_http_req_t *req, void *data);
@@ -237,6 +252,28 @@ int rock_http_stream_full(rock_http_stream_t *st);
  * client sees a short body. The connection goes on with its next request
  * when whole. Frees st; fn is not called again. */
 void rock_http_stream_end(rock_http_stream_t *st, int ok);
+
+/* A body taken as it comes (req->body_stream, set by on_headers): the
+ * handler has the request before its body is read and reads the body
+ * piece by piece, each piece copied straight from what the server read
+ * of the client into dst; the client is read no further ahead than the
+ * connection's read-ahead (1 MiB), so a reader that stops stops the
+ * client (back-pressure). max_body holds (a Content-Length past it is
+ * refused before the handler sees the request). Answering before the body
+ * is over is fine: the server then reads the rest and drops it (the
+ * client, which may still be sending, reads its answer) and goes on with
+ * the connection; after a BAD or TOO_LARGE body it closes. */
+enum {
+  ROCK_HTTP_BODY_WAIT = -1,      /* nothing here now: on_body(READY) comes */
+  ROCK_HTTP_BODY_GONE = -2,      /* the client went away mid-body */
+  ROCK_HTTP_BODY_BAD = -3,       /* malformed (a chunked body's framing) */
+  ROCK_HTTP_BODY_TOO_LARGE = -4, /* a chunked body grew past max_body */
+};
+enum { ROCK_HTTP_BODY_READY = 1 }; /* on_body's events, and ..._GONE */
+/* Take up to cap (> 0) bytes of req's body into dst: how many (> 0), 0
+ * once the body is over (whole), or one of the codes above. From the loop,
+ * outside the server's own calls (a client library's callback is fine). */
+long rock_http_body_read(rock_http_req_t *req, char *dst, size_t cap);
 
 /* The value of the first request header called name (lowercase), or
  * NULL: absent, or the server keeps no headers (opts.max_header 0). */

@@ -23,6 +23,14 @@ local M = {}
 ---@field max_body integer|nil  bytes of a body kept at most; past it http_error with err.too_large
 ---@field output_file string|nil a 2xx body is written to this file as it arrives (never in
 ---                             memory; res.body is ""); removed unless the whole body came
+---@field relay table|nil       a rock.http.serve request (or its req._handle), unanswered: a
+---                             2xx answer goes on to its client as it comes (res.body "")
+---@field body_from table|nil   a rock.http.serve request (or its req._handle) whose body
+---                             streams (req:stream_body()): that body is sent as its client
+---                             sends it; a client gone mid-way is "cancelled", a malformed
+---                             body "bad_request"
+
+local HANDLES = { "relay", "body_from" }
 
 --- Make a request; returns {status=, headers= (lowercased names), body=}.
 --- Any HTTP status is a response; no response raises an error with code
@@ -33,6 +41,15 @@ local M = {}
 function M.request(req)
   if type(req) ~= "table" or type(req.url) ~= "string" then
     errors.raise("invalid_argument", "rock.http.request: url is required")
+  end
+  for _, k in ipairs(HANDLES) do -- a server's request stands for its handle
+    local v = req[k]
+    if type(v) == "table" and v._handle then
+      local r = {}
+      for name, x in pairs(req) do r[name] = x end
+      r[k] = v._handle
+      req = r
+    end
   end
   local res, err = task.await(function(done)
     local id = core.http_request(req, done)

@@ -6,8 +6,10 @@
 -- idle worker, so a handler that does not wait is answered before the
 -- loop turns (see "Workers" below).
 -- An on_headers hook may refuse a request before its body is read
--- (authentication). Large bodies go to temp files, multipart forms are
--- parsed in C (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
+-- (authentication). Large bodies go to temp files, or, for a request whose
+-- hook asked req:stream_body(), to the handler as they come (relayed on:
+-- rock.http.request{body_from = req}); multipart forms are parsed in C
+-- (req:form()), a stop is graceful. Read next: c/http/lua_serve.c (the
 -- binding), c/http/server.c (the mechanism), c/http/multipart.c.
 local core = require "rock.core"
 local task = require "rock.task"
@@ -45,9 +47,11 @@ local M = {}
 ---@field query table<string,string> decoded (on first use); of repeated keys the last wins
 ---@field raw_query string
 ---@field headers table<string,string> lowercased names; repeats joined with ", "
----@field body string|nil        the body ("" when none), unless it went to body_file
+---@field body string|nil        the body ("" when none), unless it went to body_file or streams
 ---@field body_file string|nil   temp file holding the body; deleted as the answer goes (before it is sent)
----@field body_size integer|nil  with body_file: its size
+---@field body_size integer|nil  with body_file: its size; with body_stream: its Content-Length (nil: chunked)
+---@field body_stream boolean|nil true: the body was not read (req:stream_body()): relay it with
+---                              rock.http.request{body_from = req}; an answer given first drops the rest
 ---@field peer string|nil        the client's address (nil on a unix socket)
 
 ---@class rock.HttpServerResponse
@@ -524,6 +528,14 @@ end
 --- From on_headers: this request's body may be up to n bytes (not the
 --- server's max_body): for a route that streams its body to a file.
 function Request:allow_body(n) self._handle:max_body(n) end
+
+--- From on_headers: a body that would go to a temp file (past
+--- body_to_file, or chunked) is not stored: the handler gets the request
+--- at once with req.body_stream = true and relays the body as the client
+--- sends it (rock.http.request{body_from = req}, or a backend's upload
+--- op with relay = req._handle), the client read no faster than it goes
+--- on. A smaller body comes in req.body as usual.
+function Request:stream_body() self._handle:stream_body() end
 
 --- The body as a multipart/form-data form (RFC 7578), parsed in C from
 --- the body or body_file as a stream: {[name] = {value=} or {filename=,

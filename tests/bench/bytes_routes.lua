@@ -88,7 +88,8 @@ out("serve_get_file_10mb", time_ms(function()
   assert(r.status == 200 and #r.body == 10000000)
 end), "ms")
 -- 100 MB through rock's GET .../file (relayed as it comes) into a file,
--- and PUT .../file from one (stored in the server's $TMPDIR, then on)
+-- and PUT .../file from one (relayed to the sandbox as it comes, nothing
+-- stored in the server)
 local down = time_ms(function()
   local r = rock.http.request{ url = P .. "file?sandbox_id=" .. sb.id .. "&path=" .. f100, timeout = 120,
     output_file = dir .. "/sdown", response_headers = false }

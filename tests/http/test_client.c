@@ -6,14 +6,21 @@
  *    (run under the ASan build too).
  *  - issue 7 item 13: peer_pid: a socket served by another process fails
  *    the request before a byte is sent; the right pid gets its answer.
+ *  - issue 18: a body from a source (rock serve's PUT relay), its bytes
+ *    coming in pieces with pauses between (CURL_READFUNC_PAUSE, then
+ *    rock_http_xfer_resume), of a known size or chunked, and a source
+ *    that ends its transfer mid-body; another child server checks what
+ *    arrived.
  * Ends with every handle closed: uv_loop_close must return 0. */
 #include <assert.h>
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -66,6 +73,173 @@ static void serve(const struct sockaddr_un *a, int up, int go) {
       if (write(fd, ANSWER, sizeof ANSWER - 1) < 0) break;
     close(fd);
   }
+}
+
+/* ---- the body server: for each request, the bytes of its body (by
+ * Content-Length or chunked) and their checksum, answered
+ * "length sum"; a connection cut mid-body is closed ---- */
+
+typedef struct {
+  int fd;
+  char buf[1 << 16];
+  size_t len, off;
+} rd_t;
+
+static int rd_byte(rd_t *r) {
+  if (r->off == r->len) {
+    ssize_t n = read(r->fd, r->buf, sizeof r->buf);
+    if (n <= 0) return -1;
+    r->len = (size_t)n, r->off = 0;
+  }
+  return (unsigned char)r->buf[r->off++];
+}
+
+static int rd_line(rd_t *r, char *out, size_t cap) { /* without its CRLF */
+  size_t n = 0;
+  for (int ch; (ch = rd_byte(r)) >= 0;) {
+    if (ch == '\n') {
+      if (n && out[n - 1] == '\r') n--;
+      out[n] = 0;
+      return 0;
+    }
+    if (n < cap - 1) out[n++] = (char)ch;
+  }
+  return -1;
+}
+
+static int rd_body(rd_t *r, uint64_t n, uint64_t *len, uint64_t *sum) {
+  for (; n; n--) {
+    int ch = rd_byte(r);
+    if (ch < 0) return -1;
+    *sum = *sum * 31 + (unsigned)ch;
+    ++*len;
+  }
+  return 0;
+}
+
+static void serve_bodies(const struct sockaddr_un *a, int up) {
+  int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+  if (lfd < 0 || bind(lfd, (const struct sockaddr *)a, sizeof *a) || listen(lfd, 16) ||
+      write(up, "L", 1) != 1)
+    _exit(2);
+  static rd_t r;
+  for (;;) {
+    r.fd = accept(lfd, NULL, NULL), r.len = r.off = 0;
+    if (r.fd < 0) _exit(errno == EINTR ? 0 : 2);
+    char line[512];
+    while (!rd_line(&r, line, sizeof line)) { /* the request line */
+      uint64_t cl = 0, len = 0, sum = 0;
+      int chunked = 0, ok = 0;
+      while (!rd_line(&r, line, sizeof line) && line[0]) {
+        if (!strncasecmp(line, "content-length:", 15)) cl = strtoull(line + 15, NULL, 10);
+        if (!strncasecmp(line, "transfer-encoding: chunked", 26)) chunked = 1;
+      }
+      if (!chunked) {
+        ok = !rd_body(&r, cl, &len, &sum);
+      } else {
+        for (;;) {
+          if (rd_line(&r, line, sizeof line)) break;
+          uint64_t n = strtoull(line, NULL, 16);
+          if (!n) { /* the last chunk, then the end of the trailers */
+            ok = !rd_line(&r, line, sizeof line);
+            break;
+          }
+          if (rd_body(&r, n, &len, &sum) || rd_line(&r, line, sizeof line)) break;
+        }
+      }
+      if (!ok) break; /* cut mid-body */
+      char body[64], head[128];
+      int bl = snprintf(body, sizeof body, "%llu %llu", (unsigned long long)len,
+                        (unsigned long long)sum);
+      int hl = snprintf(head, sizeof head, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", bl);
+      if (write(r.fd, head, hl) < 0 || write(r.fd, body, bl) < 0) break;
+    }
+    close(r.fd);
+  }
+}
+
+/* A source whose bytes arrive 256 KiB a tick (1 ms) and are read as they
+ * do: a read with nothing new pauses the transfer, the next tick resumes
+ * it; abort_at ends the transfer there. */
+typedef struct {
+  rock_http_source_t src;
+  rock_http_xfer_t *x;
+  uint64_t sent, avail, abort_at;
+  int waits, waiting;
+  uv_timer_t tick;
+} src_t;
+
+static unsigned char pattern(uint64_t i) { return (unsigned char)(i * 7 + (i >> 9)); }
+
+static long src_read(rock_http_source_t *k, rock_http_xfer_t *x, char *p, size_t n) {
+  src_t *s = (src_t *)k;
+  s->x = x;
+  uint64_t total = s->src.size == UINT64_MAX ? 1048583 : s->src.size;
+  if (s->abort_at && s->sent >= s->abort_at) {
+    rock_http_xfer_abort(x, ROCK_E_CANCELLED, "the source ends it");
+    return -1;
+  }
+  uint64_t left = (s->avail < total ? s->avail : total) - s->sent;
+  if (!left && s->sent == total) return 0;
+  if (!left) {
+    s->waits++;
+    s->waiting = 1;
+    return -2;
+  }
+  if (n > left) n = (size_t)left;
+  for (size_t i = 0; i < n; i++) p[i] = (char)pattern(s->sent + i);
+  s->sent += n;
+  return (long)n;
+}
+
+static void src_tick(uv_timer_t *t) {
+  src_t *s = t->data;
+  s->avail += 256u << 10;
+  if (s->waiting) {
+    s->waiting = 0;
+    rock_http_xfer_resume(s->x);
+  }
+}
+
+static void pattern_answer(char *want, size_t cap, uint64_t n) {
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; i++) sum = sum * 31 + pattern(i);
+  snprintf(want, cap, "%llu %llu", (unsigned long long)n, (unsigned long long)sum);
+}
+
+typedef struct {
+  int calls;
+  rock_err err;
+  long status;
+  char body[64], message[128];
+} body_res_t;
+
+static void on_body_done(void *data, const rock_http_response_t *r) {
+  body_res_t *b = data;
+  b->calls++;
+  b->err = r->err;
+  b->status = r->status;
+  snprintf(b->body, sizeof b->body, "%.*s", (int)r->body_len, r->body ? r->body : "");
+  snprintf(b->message, sizeof b->message, "%s", r->message ? r->message : "");
+}
+
+/* PUT a source's body of size bytes (UINT64_MAX: chunked) to the body
+ * server; abort_at: the source ends it there. */
+static body_res_t put_source(uv_loop_t *loop, rock_http_client_t *c, const char *sock,
+                             uint64_t size, uint64_t abort_at, int *waits) {
+  body_res_t res = {0};
+  src_t s = {.src = {.size = size, .read = src_read}, .abort_at = abort_at};
+  uv_timer_init(loop, &s.tick);
+  s.tick.data = &s;
+  uv_timer_start(&s.tick, src_tick, 1, 1);
+  rock_http_request_t req = {.url = "http://t/put", .unix_socket = sock, .method = "PUT",
+                             .source = &s.src, .timeout = 20};
+  REQUIRE(rock_http_client_request(c, &req, on_body_done, &res, NULL) == ROCK_E_OK);
+  while (!res.calls) uv_run(loop, UV_RUN_ONCE);
+  uv_close((uv_handle_t *)&s.tick, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
+  *waits = s.waits;
+  return res;
 }
 
 typedef struct {
@@ -130,6 +304,42 @@ int main(void) {
   uv_unref((uv_handle_t *)&dog);
   rock_http_client_t *c;
   REQUIRE(rock_http_client_init(&c, &loop) == ROCK_E_OK);
+
+  /* issue 18: bodies from a source, against the body server */
+  struct sockaddr_un ba = {.sun_family = AF_UNIX};
+  snprintf(ba.sun_path, sizeof ba.sun_path, "%s/bodies.sock", dir);
+  int bup[2];
+  REQUIRE(!pipe(bup));
+  pid_t bodies = fork();
+  REQUIRE(bodies >= 0);
+  if (bodies == 0) {
+    close(bup[0]);
+    serve_bodies(&ba, bup[1]);
+  }
+  close(bup[1]);
+  REQUIRE(read(bup[0], &b, 1) == 1 && b == 'L');
+  close(bup[0]);
+  char want[64];
+  int waits = 0;
+  body_res_t br = put_source(&loop, c, ba.sun_path, 4u << 20, 0, &waits);
+  pattern_answer(want, sizeof want, 4u << 20);
+  CHECK(br.calls == 1 && br.err == ROCK_E_OK && br.status == 200 && !strcmp(br.body, want));
+  CHECK(waits > 0); /* it paused for bytes, and went on */
+  br = put_source(&loop, c, ba.sun_path, UINT64_MAX, 0, &waits);
+  pattern_answer(want, sizeof want, 1048583);
+  CHECK(br.calls == 1 && br.err == ROCK_E_OK && !strcmp(br.body, want)); /* chunked */
+  br = put_source(&loop, c, ba.sun_path, 0, 0, &waits);
+  CHECK(br.calls == 1 && br.err == ROCK_E_OK && !strcmp(br.body, "0 0"));
+  br = put_source(&loop, c, ba.sun_path, 4u << 20, 1u << 20, &waits);
+  CHECK(br.calls == 1 && br.err == ROCK_E_CANCELLED && !strcmp(br.message, "the source ends it"));
+  br = put_source(&loop, c, ba.sun_path, 1000, 0, &waits); /* the server is still there */
+  pattern_answer(want, sizeof want, 1000);
+  CHECK(br.calls == 1 && br.err == ROCK_E_OK && !strcmp(br.body, want));
+  kill(bodies, SIGTERM);
+  int bst;
+  REQUIRE(waitpid(bodies, &bst, 0) == bodies);
+  unlink(ba.sun_path);
+  printf("ok   a body from a source: in pieces with pauses, known size or chunked, ended mid-way\n");
 
   /* item 5: both answers arrive in one turn; the first cancels the second */
   rock_http_request_t req = {.url = "http://t/", .unix_socket = a.sun_path, .timeout = 20};

@@ -101,6 +101,57 @@ static void get_stream(void *arg) {
   v[5] = sm.most_held;
 }
 
+/* /pull[?max=N]: a body its handler pulls as it comes (body_stream), as
+ * a relay does: read on the loop in pieces of at most 64 KiB while not
+ * stalled, its length and a checksum kept; answered "bytes sum" once
+ * whole, or once answer_at bytes came (the server drops the rest), 413
+ * or 400 for a chunked body too large or malformed. */
+static uv_timer_t pull_timer;
+static struct {
+  rock_http_req_t *req;
+  uint64_t got, sum, answer_at;
+  int stalled, ready, gone, done;
+  long result; /* the last read's: 0 whole, a ROCK_HTTP_BODY_ code, 1 answered early */
+  char buf[64 << 10];
+} pl;
+
+static void pull_pump(uv_timer_t *t) {
+  (void)t;
+  while (pl.req && !pl.stalled) {
+    long n = rock_http_body_read(pl.req, pl.buf, sizeof pl.buf);
+    if (n == ROCK_HTTP_BODY_WAIT) return; /* on_body(READY) comes */
+    if (n > 0) {
+      for (long i = 0; i < n; i++) pl.sum = pl.sum * 31 + (unsigned char)pl.buf[i];
+      pl.got += (uint64_t)n;
+      if (!pl.answer_at || pl.got < pl.answer_at) continue;
+    }
+    char msg[64];
+    int len = snprintf(msg, sizeof msg, "%llu %llu", (unsigned long long)pl.got,
+                       (unsigned long long)pl.sum);
+    int status = n >= 0 ? 200 : n == ROCK_HTTP_BODY_TOO_LARGE ? 413 : n == ROCK_HTTP_BODY_BAD ? 400 : 499;
+    rock_http_req_t *r = pl.req;
+    pl.req = NULL;
+    pl.result = n > 0 ? 1 : n;
+    pl.done++;
+    rock_http_respond(r, status, "text/plain", msg, len); /* an orphan's: freed */
+    return;
+  }
+}
+
+static void pull_event(rock_http_req_t *req, int event) {
+  (void)req;
+  if (event == ROCK_HTTP_BODY_READY) pl.ready++;
+  else pl.gone++;
+  uv_timer_start(&pull_timer, pull_pump, 0, 0); /* read there, not inside the server */
+}
+
+static void pull_start(rock_http_req_t *req) {
+  pl.req = req;
+  pl.got = pl.sum = 0;
+  req->on_body = pull_event;
+  pull_pump(NULL);
+}
+
 static void drop_file(rock_http_req_t *req) {
   drops++;
   close(req->body_fd);
@@ -114,6 +165,9 @@ static void on_headers(rock_http_req_t *req, void *data) {
     req->on_drop = drop_file;
   } else if (!strcmp(req->path, "/early")) {
     rock_http_respond(req, 403, "text/plain", "no", 2);
+  } else if (!strcmp(req->path, "/pull")) {
+    req->body_stream = 1;
+    req->max_body = !strncmp(req->query, "max=", 4) ? strtoull(req->query + 4, NULL, 10) : UINT64_MAX;
   }
 }
 
@@ -158,6 +212,10 @@ static void handler(rock_http_req_t *req, void *data) {
   }
   if (!strcmp(req->path, "/stream")) {
     stream_start(req);
+    return;
+  }
+  if (!strcmp(req->path, "/pull")) {
+    pull_start(req);
     return;
   }
   if (!strcmp(req->path, "/hello")) {
@@ -217,6 +275,9 @@ static void finish(void *arg) {
   if (sm.st) rock_http_stream_end(sm.st, 0);
   sm.st = NULL;
   uv_close((uv_handle_t *)&pump_timer, NULL);
+  if (pl.req) rock_http_respond(pl.req, 500, "text/plain", "", 0);
+  pl.req = NULL;
+  uv_close((uv_handle_t *)&pull_timer, NULL);
   rock_http_server_close(srv);
   uv_close((uv_handle_t *)&async, NULL);
 }
@@ -374,6 +435,8 @@ static void run_case(const char *name, rock_http_server_opts_t opts,
   uv_async_init(&loop, &async, on_async);
   uv_timer_init(&loop, &answer_timer);
   uv_timer_init(&loop, &pump_timer);
+  uv_timer_init(&loop, &pull_timer);
+  memset(&pl, 0, sizeof pl);
   if (pre) pre();
   pthread_t th;
   pthread_create(&th, NULL, client_main, (void *)body);
@@ -568,6 +631,179 @@ static void case_file_sink(void) {
   CHECK(same && read(fd, back, 1) == 0);
   close(fd);
   cl_close(&c);
+}
+
+/* ---- pulled bodies (body_stream) ---- */
+
+static void get_pull(void *arg) {
+  uint64_t *v = arg;
+  v[0] = pl.got, v[1] = (uint64_t)pl.ready, v[2] = (uint64_t)pl.gone, v[3] = (uint64_t)pl.done;
+  v[4] = pl.req != NULL, v[5] = (uint64_t)pl.result, v[6] = (uint64_t)rock_http_server_inflight(srv);
+}
+static void set_stalled(void *arg) {
+  pl.stalled = (int)(long)arg;
+  if (!pl.stalled) uv_timer_start(&pull_timer, pull_pump, 0, 0);
+}
+static void set_answer_at(void *arg) { pl.answer_at = (uint64_t)(uintptr_t)arg; }
+
+/* Wait until the pulled request's field i is want; 0 if it never is. */
+static int wait_pull(int i, uint64_t want) {
+  for (int k = 0; k < 10000; k++) {
+    uint64_t v[7];
+    on_loop(get_pull, v);
+    if (v[i] == want) return 1;
+    usleep(1000);
+  }
+  return 0;
+}
+
+/* "bytes sum" of n bytes of the chunk pattern, sent from offset 0 */
+static void pattern_answer(char *want, size_t cap, uint64_t n) {
+  uint64_t sum = 0;
+  for (uint64_t i = 0; i < n; i++) sum = sum * 31 + (unsigned char)chunk[i % sizeof chunk];
+  snprintf(want, cap, "%llu %llu", (unsigned long long)n, (unsigned long long)sum);
+}
+
+static volatile uint64_t pull_sent;
+static void *pull_writer(void *arg) { /* 50 MiB to /pull on writer_fd */
+  (void)arg;
+  char head[128];
+  int n = snprintf(head, sizeof head, "PUT /pull HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 50 << 20);
+  send_all(writer_fd, head, n);
+  for (int i = 0; i < 50 * 16; i++) {
+    if (send_all(writer_fd, chunk + (i % 16) * 65536, 65536)) break;
+    pull_sent += 65536;
+  }
+  writer_done = 1;
+  return NULL;
+}
+
+static void case_pull(void) {
+  client_t c;
+  char out[256], want[64];
+  cl_open(&c); /* 8 MiB with a Content-Length (and Expect): whole, exact; keep-alive after */
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: %d\r\nExpect: 100-continue\r\n\r\n", 8 << 20);
+  for (int i = 0; i < 8; i++) send_all(c.fd, chunk, sizeof chunk);
+  pattern_answer(want, sizeof want, 8 << 20);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, want));
+  uint64_t v[7];
+  on_loop(get_pull, v);
+  CHECK(v[1] > 0); /* it waited for bytes, and was told when they came */
+  /* chunked, pipelined behind and ahead of others: exact, in order */
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  size_t sizes[] = {1, 255, 65536, 3, 300000}, off = 0;
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    char h[32];
+    int hl = snprintf(h, sizeof h, "%zx\r\n", sizes[i]);
+    send_all(c.fd, h, hl);
+    send_all(c.fd, chunk + off, sizes[i]);
+    send_all(c.fd, "\r\n", 2);
+    off += sizes[i];
+  }
+  cl_send(&c, "0\r\n\r\nGET /hello HTTP/1.1\r\n\r\nPUT /pull HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+  pattern_answer(want, sizeof want, off);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, want));
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "0 0"));
+  cl_close(&c);
+
+  /* a reader that stops stops the client: the server reads no further
+   * than its read-ahead; every byte comes once it reads on */
+  on_loop(set_stalled, (void *)1L);
+  cl_open(&c);
+  writer_done = 0;
+  pull_sent = 0;
+  writer_fd = c.fd;
+  pthread_t w;
+  pthread_create(&w, NULL, pull_writer, NULL);
+  rock_http_server_stats_t st;
+  size_t peak = 0;
+  do {
+    usleep(1000);
+    st = stats();
+    if (st.buffered > peak) peak = st.buffered;
+  } while (!st.paused && !writer_done);
+  usleep(200000);
+  uint64_t sent = pull_sent;
+  usleep(200000);
+  CHECK(st.paused == 1 && !writer_done);
+  CHECK(pull_sent == sent); /* the client is held */
+  CHECK(peak <= (1u << 20) + 4096);
+  fprintf(stderr, "   stalled: the client sent %llu bytes, %zu buffered\n",
+          (unsigned long long)sent, peak);
+  on_loop(set_stalled, (void *)0L);
+  while (!writer_done) {
+    st = stats();
+    if (st.buffered > peak) peak = st.buffered;
+    usleep(1000);
+  }
+  pthread_join(w, NULL);
+  pattern_answer(want, sizeof want, 50 << 20);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, want));
+  CHECK(peak <= (1u << 20) + 4096 + ROCK_HTTP_READ_AHEAD);
+
+  /* answered mid-body: the answer comes while the client still sends; the
+   * rest is read and dropped, and the connection goes on */
+  on_loop(set_answer_at, (void *)(uintptr_t)(1u << 20));
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 16 << 20);
+  for (int i = 0; i < 16; i++) CHECK(send_all(c.fd, chunk, sizeof chunk) == 0);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200);
+  on_loop(get_pull, v);
+  CHECK(v[5] == 1 && v[0] >= (1u << 20) && v[0] < (16u << 20)); /* answered early */
+  on_loop(set_answer_at, (void *)0);
+  cl_send(&c, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  cl_close(&c);
+
+  /* the client gone mid-body: its reader hears it, reads GONE */
+  cl_open(&c);
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 64 << 20);
+  for (int i = 0; i < 4; i++) send_all(c.fd, chunk, sizeof chunk);
+  CHECK(wait_pull(0, 4u << 20));
+  cl_close(&c);
+  CHECK(wait_pull(2, 1));
+  CHECK(wait_pull(5, (uint64_t)(long)ROCK_HTTP_BODY_GONE));
+  CHECK(wait_pull(6, 0)); /* nothing in flight */
+
+  /* max_body: a Content-Length past it is refused before the handler; a
+   * chunked body growing past it is TOO_LARGE, a malformed one BAD: the
+   * connection closes after those answers */
+  on_loop(get_pull, v);
+  uint64_t done = v[3];
+  cl_open(&c);
+  cl_send(&c, "PUT /pull?max=1000 HTTP/1.1\r\nContent-Length: 1001\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 413);
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+  on_loop(get_pull, v);
+  CHECK(v[3] == done); /* never handed over */
+  cl_open(&c);
+  cl_send(&c, "PUT /pull?max=1000 HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3e8\r\n");
+  send_all(c.fd, chunk, 1000);
+  cl_send(&c, "\r\n1\r\nx\r\n0\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 413 && !strncmp(out, "1000 ", 5));
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+  cl_open(&c);
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\nzz\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 400);
+  CHECK(cl_eof(&c));
+  cl_close(&c);
+  CHECK(stats().buffered == 0);
+}
+
+/* a client that stops sending mid-body is closed at the idle timeout, its
+ * reader waiting on it told */
+static void case_pull_idle(void) {
+  client_t c;
+  cl_open(&c);
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: 100000\r\n\r\n");
+  send_all(c.fd, chunk, 5000);
+  CHECK(cl_eof(&c)); /* closed after 50 ms of nothing */
+  cl_close(&c);
+  CHECK(wait_pull(2, 1));
+  CHECK(wait_pull(5, (uint64_t)(long)ROCK_HTTP_BODY_GONE));
+  CHECK(wait_pull(6, 0));
 }
 
 /* issue 7 item 18: idle connections close; one with a request in flight
@@ -965,6 +1201,7 @@ int main(void) {
   o = defaults();
   o.idle_timeout_ms = 50;
   run_case("idle", o, NULL, case_idle);
+  run_case("pulled bodies: a client that stops sending", o, NULL, case_pull_idle);
   o = defaults();
   o.max_conns = 2;
   run_case("connection cap", o, NULL, case_conn_cap);
@@ -981,6 +1218,10 @@ int main(void) {
   run_case("streamed answers (tcp)", defaults(), NULL, case_stream);
   use_tcp = 0;
   run_case("streamed answers", defaults(), NULL, case_stream);
+  run_case("pulled bodies", defaults(), NULL, case_pull);
+  use_tcp = 1;
+  run_case("pulled bodies (tcp)", defaults(), NULL, case_pull);
+  use_tcp = 0;
   use_tcp = 1;
   run_case("drain", defaults(), NULL, case_drain);
   use_tcp = 0;

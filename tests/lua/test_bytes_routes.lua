@@ -12,7 +12,13 @@
 -- the end (206, 416 with Content-Range), HEAD, a client that stops
 -- reading (the sandbox is read no further meanwhile: the server relays,
 -- it does not store), a client gone mid-stream (the sandbox's file is
--- let go at once, no temp file, the session usable after). On the local
+-- let go at once, no temp file, the session usable after). Through its
+-- PUT .../file (relayed as the client sends it): chunked bodies, 1 GB
+-- from a client that pauses (the sandbox has what was sent, the server
+-- no temp file and its peak memory flat), a sandbox that takes nothing
+-- holding the client, a client that stops then hangs up (no file, no
+-- part left), a sandbox that dies mid-upload (an error answer, the
+-- server goes on), 4 uploads at once. On the local
 -- backend by default; ROCK_TEST_BACKEND and ROCK_TEST_IMAGE run it in
 -- docker, podman and runc (tests/CMakeLists.txt).
 local rock = require "rock"
@@ -294,7 +300,7 @@ T.test("rock serve GET/PUT .../file: raw bodies both ways, exact; errors are sta
     T.eq(get.headers["content-type"], "application/octet-stream")
     T.ok(get.body == bytes, "GET: the exact bytes (" .. #bytes .. ")")
   end
-  -- a body past the server's max_body (32 MiB) goes in: it is streamed to a file
+  -- a body past the server's max_body (32 MiB) goes in: it is relayed as it comes
   local big = string.rep("\0\255\1", BIG // 3)
   local put = srv.raw{ method = "PUT", path = file_url(id, d .. "/big"), body = big }
   T.eq(put.status, 200, put.body)
@@ -512,6 +518,272 @@ T.test("rock serve GET .../file: a client gone mid-stream ends the transfer from
   local r = srv.raw{ path = file_url(id, d .. "/" .. name), headers = { Range = "bytes=-16" } }
   T.eq(r.status, 206, "the same file again")
   T.ok(r.body == string.rep("\0", 16), "its last 16 bytes")
+  serve_done(id, d)
+end)
+
+-- PUT path to the server over a TCP connection of our own: the body
+-- (opts.size bytes of PIECE over and over, with a Content-Length) written
+-- as the server takes it (at most 4 MiB queued here), its answer read as
+-- it comes. opts: pause_at + pause (seconds: stop sending there that
+-- long; during() runs at a third of the pause and at its end, its results
+-- kept), stop_after + hold (stop sending there, run at_stop() hold seconds
+-- later, then hang up), res (the table filled: another task may watch
+-- res.sent). Returns res: {status=, body=, sent= body bytes the kernel
+-- took, why= "answered" (all sent, the answer read) | "stopped" | "eof" |
+-- an error, samples=}.
+local PIECE = {}
+for i = 0, (1 << 20) - 1, 4 do PIECE[#PIECE + 1] = string.pack("<I4", (i * 2654435761) & 0xffffffff) end
+PIECE = table.concat(PIECE) -- 1 MiB, every 4 bytes different
+local function stream_put(path, opts)
+  local res = opts.res or {}
+  res.sent, res.samples = 0, {}
+  return rock.await(function(done)
+    local tcp = uv.new_tcp()
+    local finished, timers, queued, pos, held, paused_once = false, {}, 0, 0, false, false
+    local buf, length = "", nil
+    local function fin(why)
+      if finished then return end
+      finished = true
+      res.why = why
+      for _, t in ipairs(timers) do if not t:is_closing() then t:close() end end
+      if not tcp:is_closing() then tcp:close() end
+      done(res)
+    end
+    local function after(ms, fn)
+      local t = uv.new_timer()
+      timers[#timers + 1] = t
+      t:start(ms, 0, fn)
+    end
+    local pump
+    function pump()
+      while not finished and not held and queued < (4 << 20) and pos < opts.size do
+        if opts.pause_at and not paused_once and pos >= opts.pause_at then
+          paused_once, held = true, true
+          local ms = math.floor(opts.pause * 1000)
+          after(ms // 3, function() res.samples[1] = opts.during() end)
+          after(ms, function()
+            res.samples[2] = opts.during()
+            held = false
+            pump()
+          end)
+          return
+        end
+        if opts.stop_after and pos >= opts.stop_after then
+          held = true
+          after(math.floor(opts.hold * 1000), function()
+            if opts.at_stop then res.at_stop = opts.at_stop() end
+            fin("stopped")
+          end)
+          return
+        end
+        local n = math.min(#PIECE, opts.size - pos)
+        pos, queued = pos + n, queued + n
+        tcp:write(n == #PIECE and PIECE or PIECE:sub(1, n), function(err)
+          if finished then return end
+          if err then return fin(err) end
+          queued, res.sent = queued - n, res.sent + n
+          pump()
+        end)
+      end
+      if pos >= opts.size and queued == 0 and res.body then fin("answered") end
+    end
+    local function on_read(err, chunk)
+      if finished then return end
+      if err or not chunk then return fin(err or "eof") end
+      buf = buf .. chunk
+      if not res.status then
+        local i = buf:find("\r\n\r\n", 1, true)
+        if not i then return end
+        res.head, buf = buf:sub(1, i + 3), buf:sub(i + 4)
+        res.status = tonumber(res.head:match("^HTTP/1%.1 (%d+)"))
+        length = tonumber(res.head:lower():match("\ncontent%-length: *(%d+)")) or 0
+      end
+      if not res.body and #buf >= length then
+        res.body = buf:sub(1, length)
+        if pos >= opts.size and queued == 0 then fin("answered") end
+      end
+    end
+    tcp:connect("127.0.0.1", srv.port, function(err)
+      if err then return fin(err) end
+      tcp:read_start(on_read)
+      tcp:write("PUT " .. path .. " HTTP/1.1\r\nHost: 127.0.0.1:" .. srv.port .. "\r\nContent-Length: " ..
+        opts.size .. "\r\n\r\n")
+      pump()
+    end)
+    return function() fin("cancelled") end
+  end)
+end
+
+-- The processes writing the sandbox's temp file of the upload to name (the
+-- rocklet's name.rock-tmp.*: c/rocklet/replace.c), in or out of a
+-- container: {{pid=, pos= bytes written}, ...}. Empty once none is.
+local function writers(name)
+  local out = T.sh("for f in $(find /proc/[0-9]*/fd -lname '*/" .. name .. ".rock-tmp.*' 2>/dev/null); do " ..
+    "p=${f#/proc/}; echo ${p%%/*} $(sed -n 's/^pos:[[:space:]]*//p' \"$(echo $f | sed 's,/fd/,/fdinfo/,')\" " ..
+    "2>/dev/null); done")
+  local w = {}
+  for pid, pos in out:gmatch("(%d+) (%d+)") do w[#w + 1] = { pid = tonumber(pid), pos = tonumber(pos) } end
+  return w
+end
+-- the md5 of n MiB of PIECE, and of a sandbox's file
+local function md5_pieces(n)
+  local f = host("piece")
+  T.write(f, PIECE)
+  local sum = T.sh("for i in $(seq " .. n .. "); do cat '" .. f .. "'; done | md5sum"):match("%x+")
+  os.remove(f)
+  return sum
+end
+local function md5_in(id, path)
+  local env = srv.post("execute", { sandbox_id = id, command = { "sh", "-c", "md5sum < " .. path } })
+  return env.result.stdout:match("%x+")
+end
+local function ls_in(id, d)
+  return srv.post("execute", { sandbox_id = id, command = { "ls", "-A", d } }).result.stdout
+end
+
+T.test("rock serve PUT .../file: chunked bodies (curl -T -) of every byte value, 0 bytes, 1 byte are relayed exact", function()
+  local id, d = serve_sandbox()
+  for i, bytes in ipairs({ ALL, "", "\0" }) do
+    local src = host("chunked" .. i)
+    T.write(src, bytes)
+    local code = T.sh("curl -sS -o /dev/null -w '%{http_code}' -T - '" .. srv.url .. file_url(id, d .. "/c" .. i) ..
+      "' < '" .. src .. "'")
+    T.eq(code, "200", "PUT chunked " .. #bytes)
+    T.ok(srv.raw{ path = file_url(id, d .. "/c" .. i) }.body == bytes, "the exact bytes (" .. #bytes .. ")")
+    os.remove(src)
+  end
+  T.eq(ls_in(id, d), "c1\nc2\nc3\n", "the files, no part left")
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  serve_done(id, d)
+end)
+
+T.test("rock serve PUT .../file: 1 GB relayed as it comes from a client that pauses midway, byte-exact; " ..
+    "nothing stored in the server (peak memory under 16 MB, no temp file while it streams)", function()
+  local id, d = serve_sandbox()
+  local name = "giga-" .. id
+  local _, server, res = peak_growth(function()
+    return stream_put(file_url(id, d .. "/" .. name), { size = 1 << 30, pause_at = 512 << 20, pause = 1,
+      during = function()
+        local w = writers(name)
+        return { tmp = #leftovers(stmp, "^rock"), pos = w[1] and w[1].pos,
+          whole = w[1] and os.execute("test -e /proc/" .. w[1].pid .. "/root" .. d .. "/" .. name) }
+      end })
+  end)
+  T.eq(res.why, "answered")
+  T.eq(res.status, 200, res.body)
+  T.eq(json.decode(res.body).status, "Success")
+  local a, b = res.samples[1], res.samples[2]
+  print(string.format("     paused at 512 MiB: the sandbox's temp file held %.1f MiB, then %.1f MiB",
+    (a.pos or 0) / 2 ^ 20, (b.pos or 0) / 2 ^ 20))
+  T.eq(a.tmp, 0, "nothing in the server's $TMPDIR while it streams")
+  T.ok(a.pos and a.pos > (480 << 20), "the sandbox has what the client sent: relayed, not stored")
+  T.ok(not a.whole, "no file at the path until the whole body is in")
+  T.rss_under(server, PEAK, "1 GB up: the server's peak memory grew " .. server .. " KiB")
+  print(string.format("     1 GB up: the server's peak memory grew %d KiB", server))
+  T.eq(md5_in(id, d .. "/" .. name), md5_pieces(1024), "1 GB byte-exact")
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  serve_done(id, d)
+end)
+
+T.test("rock serve PUT .../file: a sandbox that takes nothing holds the client (the server reads no further); " ..
+    "every byte arrives once it takes them again", function()
+  local id, d = serve_sandbox()
+  local name = "held-" .. id
+  local prog = {}
+  local t = rock.spawn(function() return stream_put(file_url(id, d .. "/" .. name), { size = 256 << 20, res = prog }) end)
+  T.wait_until("the sandbox writes", function()
+    local w = writers(name)
+    return w[1] and w[1].pos > (16 << 20)
+  end, 60)
+  local pid = writers(name)[1].pid
+  T.sh("kill -STOP " .. pid)
+  rock.sleep(1)
+  local s1, rss1 = prog.sent, status_kib(srv.pid, "VmRSS")
+  rock.sleep(1)
+  local s2, rss2 = prog.sent, status_kib(srv.pid, "VmRSS")
+  T.sh("kill -CONT " .. pid)
+  local res = rock.wait(t)
+  print(string.format("     the sandbox stopped: the client had sent %.1f MiB, %.1f MiB a second later",
+    s1 / 2 ^ 20, s2 / 2 ^ 20))
+  T.eq(s2, s1, "nothing more taken from the client while the sandbox took nothing")
+  T.ok(s1 < (200 << 20), "the client held well before the end")
+  T.rss_under(rss2 - rss1, 1024, "the server holds nothing more meanwhile")
+  T.eq(res.status, 200, res.body)
+  T.eq(md5_in(id, d .. "/" .. name), md5_pieces(256), "every byte after")
+  serve_done(id, d)
+end)
+
+T.test("rock serve PUT .../file: a client that stops sending mid-body, then hangs up: the transfer to the sandbox " ..
+    "ends, no file and no part is left, the session goes on", function()
+  local id, d = serve_sandbox()
+  T.eq(srv.post("create_session", { sandbox_id = id, session = "s" }).status, "Success")
+  local name = "cut-" .. id
+  local res = stream_put(file_url(id, d .. "/" .. name), { size = 512 << 20, stop_after = 64 << 20, hold = 0.5,
+    at_stop = function() return writers(name) end })
+  T.eq(res.why, "stopped")
+  T.eq(res.status, nil, "no answer while the body is unfinished")
+  T.eq(#res.at_stop, 1, "the sandbox's temp file was open while the client held")
+  T.ok(res.at_stop[1].pos > (48 << 20), "it had what came: " .. res.at_stop[1].pos)
+  T.wait_until("the sandbox lets its temp file go", function() return #writers(name) == 0 end, 10)
+  T.eq(ls_in(id, d), "", "no file, no part in the sandbox")
+  T.wait_until("the server logs the cut request as 499", function()
+    return srv.log():find("PUT " .. PREFIX .. "file " .. id .. " 499 Failed", 1, true) ~= nil
+  end, 5)
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  local env = srv.post("run_in_session", { sandbox_id = id, session = "s", command = "echo still here" })
+  T.eq(env.result.output, "still here\n")
+  serve_done(id, d)
+end)
+
+T.test("rock serve PUT .../file: a sandbox that dies mid-upload: the client gets an error, the server goes on", function()
+  local id, d = serve_sandbox()
+  local name = "dies-" .. id
+  local prog = {}
+  local t = rock.spawn(function() return stream_put(file_url(id, d .. "/" .. name), { size = 256 << 20, res = prog }) end)
+  T.wait_until("the sandbox writes", function()
+    local w = writers(name)
+    return w[1] and w[1].pos > (16 << 20)
+  end, 60)
+  T.sh("kill -KILL " .. writers(name)[1].pid)
+  local res = rock.wait(t)
+  T.eq(res.why, "answered", "the rest of the body taken (and dropped), the answer read")
+  T.ok(res.status >= 400, "an error status: " .. tostring(res.status))
+  local e = json.decode(res.body)
+  T.eq(e.status, "Failed")
+  print("     the client's answer: " .. res.status .. " " .. tostring(e.result.rock_code) .. ": " .. tostring(e.error))
+  T.eq(srv.raw{ path = "/" }.status, 200, "the server answers")
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  srv.post("stop", { sandbox_id = id })
+  local id2, d2 = serve_sandbox()
+  T.eq(srv.raw{ method = "PUT", path = file_url(id2, d2 .. "/after"), body = "fine" }.status, 200, "another sandbox")
+  serve_done(id2, d2)
+end)
+
+T.test("rock serve PUT .../file: 4 uploads at once, each byte-exact, the server's peak memory under 16 MB", function()
+  local id, d = serve_sandbox()
+  local srcs, want = {}, {}
+  for i = 1, 4 do
+    srcs[i] = host("many" .. i)
+    T.sh(string.format("head -c %d /dev/urandom > '%s'", (48 << 20) + i, srcs[i]))
+    want[i] = md5_host(srcs[i])
+  end
+  local _, server, codes = peak_growth(function()
+    local ts = {}
+    for i = 1, 4 do
+      ts[i] = rock.spawn(function()
+        return T.run{ "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-T", srcs[i],
+          srv.url .. file_url(id, d .. "/many" .. i) }
+      end)
+    end
+    return { rock.wait(ts) }
+  end)
+  for i = 1, 4 do
+    T.eq(codes[1][i], "200", "upload " .. i)
+    T.eq(md5_in(id, d .. "/many" .. i), want[i], "upload " .. i .. " byte-exact")
+    os.remove(srcs[i])
+  end
+  print(string.format("     4 at once: the server's peak memory grew %d KiB", server))
+  T.rss_under(server, PEAK, "4 uploads at once: the server's peak memory grew " .. server .. " KiB")
   serve_done(id, d)
 end)
 

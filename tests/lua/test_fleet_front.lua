@@ -3,7 +3,8 @@
 -- accounting only), driven over real HTTP as ROCK's SDK drives one node:
 -- start_async + get_status (the sandbox lives on a node under the same
 -- id), sessions, files, upload, stop and delete through the front; its
--- GET .../node is the pool's aggregate; wait=false is refused at once
+-- PUT .../file relayed at each hop (nothing stored on the way, a client
+-- gone mid-body ends both hops); GET .../node is the pool's aggregate; wait=false is refused at once
 -- when no node has room; ROCK_NODES and @FILE name the nodes too; a node
 -- killed with kill -9 is down in the aggregate and its sandbox's calls
 -- through the front fail node_lost.
@@ -20,12 +21,13 @@ local BUDGET = { "--budget-cpu", "8", "--budget-memory-gb", "32", "--max-startin
 local home = T.sh("mktemp -d /tmp/rock-front-test.XXXXXX"):gsub("%s+$", "")
 local nodes = {}
 for i = 1, 3 do
-  T.sh("mkdir -p " .. home .. "/n" .. i)
-  nodes[i] = S.start{ backend = "local", args = BUDGET, home = home .. "/n" .. i }
+  T.sh("mkdir -p " .. home .. "/n" .. i .. "/tmp")
+  nodes[i] = S.start{ backend = "local", args = BUDGET, home = home .. "/n" .. i,
+    env = "TMPDIR=" .. home .. "/n" .. i .. "/tmp" }
 end
 local list = nodes[1].url .. "," .. nodes[2].url .. "," .. nodes[3].url
-T.sh("mkdir -p " .. home .. "/front")
-local front = S.start{ args = { "--nodes", list }, home = home .. "/front" }
+T.sh("mkdir -p " .. home .. "/front/tmp")
+local front = S.start{ args = { "--nodes", list }, home = home .. "/front", env = "TMPDIR=" .. home .. "/front/tmp" }
 
 local function ok(env, what)
   T.eq(env.status, "Success", (type(what) == "string" and what or "call") .. ": " .. json.encode(env))
@@ -149,6 +151,72 @@ T.test("ROCK_NODES and --nodes @FILE name the nodes", function()
   r = ok(b.get("node"))
   T.eq(#r.nodes, 1); T.eq(r.nodes[1].url, nodes[3].url)
   b.stop()
+end)
+
+-- the temp files a server left in its $TMPDIR (rock serve's own start with "rock")
+local function temps(dir)
+  local n = 0
+  for _, name in ipairs(T.listdir(dir)) do if name:find("^rock") then n = n + 1 end end
+  return n
+end
+-- the offsets of the processes writing a rocklet's temp file of the upload to name
+local function writers(name)
+  local out = T.sh("for f in $(find /proc/[0-9]*/fd -lname '*/" .. name .. ".rock-tmp.*' 2>/dev/null); do " ..
+    "sed -n 's/^pos:[[:space:]]*//p' \"$(echo $f | sed 's,/fd/,/fdinfo/,')\" 2>/dev/null; done")
+  local w = {}
+  for pos in out:gmatch("%d+") do w[#w + 1] = tonumber(pos) end
+  return w
+end
+
+T.test("PUT .../file through the front: relayed at each hop as the client sends it (Content-Length, chunked), " ..
+    "byte-exact, no temp file on the front nor the node; a client gone mid-body leaves no file", function()
+  local id = S.start_sandbox(front, { image = IMAGE, cpus = 1, memory = "1g" })
+  local n = node_of(id)
+  local d = ok(front.post("execute", { sandbox_id = id, command = "mktemp -d", shell = true })).stdout:gsub("%s+$", "")
+  local function url(name) return "/apis/envs/sandbox/v1/file?sandbox_id=" .. id .. "&path=" .. d .. "/" .. name end
+  local src = home .. "/up.bin"
+  T.sh("head -c " .. (24 << 20) .. " /dev/urandom > '" .. src .. "'")
+  local want = T.sh("md5sum < '" .. src .. "'"):match("%x+")
+  T.eq(T.run{ "curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-T", src, front.url .. url("sized") }, "200")
+  T.eq(T.sh("curl -sS -o /dev/null -w '%{http_code}' -T - '" .. front.url .. url("chunked") .. "' < '" .. src .. "'"),
+    "200", "chunked")
+  os.remove(src)
+  for _, name in ipairs({ "sized", "chunked" }) do
+    local sum = ok(front.post("execute", { sandbox_id = id, command = { "sh", "-c", "md5sum < " .. d .. "/" .. name } }))
+    T.eq(sum.stdout:match("%x+"), want, name .. ": byte-exact through two hops")
+  end
+  local line = "PUT /apis/envs/sandbox/v1/file " .. id .. " 200 "
+  T.ok(front.log():find(line, 1, true) and nodes[n].log():find(line, 1, true), "both hops served it")
+  -- a client that sends 4 MiB of a 64 MiB body, then hangs up once the sandbox has bytes of it
+  local name = "cut-" .. id
+  local tcp = rock.await(function(done)
+    local c = rock.uv.new_tcp()
+    c:connect("127.0.0.1", front.port, function(err)
+      if err then return done(nil) end
+      c:write("PUT " .. url(name) .. " HTTP/1.1\r\nHost: 127.0.0.1:" .. front.port .. "\r\nContent-Length: " ..
+        (64 << 20) .. "\r\n\r\n" .. string.rep("\0x", 2 << 20), function() done(c) end)
+    end)
+    return function() c:close() end
+  end)
+  T.ok(tcp, "connected")
+  T.wait_until("the sandbox writes what came through both hops", function()
+    local w = writers(name)
+    return w[1] and w[1] >= (1 << 20)
+  end, 20)
+  tcp:close()
+  T.wait_until("the front logs the cut upload (499)", function()
+    return front.log():find("PUT /apis/envs/sandbox/v1/file " .. id .. " 499 Failed", 1, true) ~= nil
+  end, 10)
+  T.wait_until("its node ends its side too (499)", function()
+    return nodes[n].log():find("PUT /apis/envs/sandbox/v1/file " .. id .. " 499 Failed", 1, true) ~= nil
+  end, 10)
+  T.wait_until("the rocklet lets its temp file go", function() return #writers(name) == 0 end, 10)
+  T.eq(ok(front.post("execute", { sandbox_id = id, command = { "ls", "-A", d } })).stdout, "chunked\nsized\n",
+    "no file, no part of the cut one")
+  T.eq(temps(home .. "/front/tmp"), 0, "no temp file on the front")
+  T.eq(temps(home .. "/n" .. n .. "/tmp"), 0, "no temp file on the node")
+  ok(front.post("execute", { sandbox_id = id, command = { "rm", "-rf", d } }))
+  ok(front.post("stop", { sandbox_id = id }))
 end)
 
 T.test("a node killed with kill -9: down in the aggregate, node_lost through the front", function()

@@ -605,6 +605,119 @@ T.test("handlers that wait, fail, are cancelled or answer at once share the work
   T.eq(task.live(), live0, "no worker task left")
 end)
 
+-- the refs rock.core holds in the registry (numbered entries that are no
+-- free-list links)
+local function refs()
+  local n = 0
+  for k, v in pairs(debug.getregistry()) do
+    if math.type(k) == "integer" and type(v) ~= "number" then n = n + 1 end
+  end
+  return n
+end
+
+T.test("stream_body: a body past body_to_file goes on as the client sends it (body_from), never stored; " ..
+    "chunked, an early answer, a client gone, max_body, misuse; the registry as it was", function()
+  assert(os.execute("mkdir -p " .. tmp .. "/relay"))
+  local RELAYTMP = tmp .. "/relay"
+  local got = {} -- what the upstream took, by path
+  local up = rock.http.serve{ port = 0, tmpdir = SRVTMP, max_body = 64 << 20, handler = function(req)
+    got[req.path] = { size = req.body_file and req.body_size or #req.body,
+      body = req.body_file and T.read(req.body_file) or req.body, te = req.headers["transfer-encoding"] }
+    return { status = 201, body = tostring(got[req.path].size) }
+  end }
+  local seen = {}
+  local relay = rock.http.serve{ port = 0, tmpdir = RELAYTMP,
+    on_headers = function(req)
+      if req.path ~= "/small" then
+        req:allow_body(10 << 20)
+        req:stream_body()
+      end
+    end,
+    handler = function(req)
+      seen[req.path] = { stream = req.body_stream, size = req.body_size, tmp = #listdir(RELAYTMP) }
+      if req.path == "/early" then return { status = 409, body = "not now" } end
+      if req.path == "/small" then -- not streamed: stream_body is too late here, body_from refused
+        local ok, e = pcall(req.stream_body, req)
+        local ok2, e2 = pcall(rock.core.http_request, { url = up.url, body_from = req._handle }, function() end)
+        return { body = #req.body .. " " .. tostring(not ok and e) .. " " .. tostring(not ok2 and e2) }
+      end
+      if not req.body_stream then return { body = "memory " .. #req.body } end
+      local ok, res = pcall(rock.http.request, { url = up.url .. req.path, method = "PUT", body_from = req,
+        timeout = 60, response_headers = false })
+      seen[req.path].err = not ok and res or nil
+      if not ok then return { status = res.code == "bad_request" and 400 or 502, body = tostring(res.code) } end
+      return { status = res.status, body = "relayed " .. res.body }
+    end }
+  collectgarbage()
+  local before = refs()
+  local big = string.rep("\0\1\2\255 rock ", 8 << 17) -- 8 MiB
+  local r = rock.http.request{ url = relay.url .. "/a", method = "PUT", body = big }
+  T.eq(r.status, 201)
+  T.eq(r.body, "relayed " .. #big)
+  T.ok(got["/a"].body == big, "8 MiB relayed exact")
+  T.eq(seen["/a"].stream, true)
+  T.eq(seen["/a"].size, #big)
+  T.eq(seen["/a"].tmp, 0, "no temp file for it")
+  r = rock.http.request{ url = relay.url .. "/b", method = "PUT", body = big:sub(1, 1000) }
+  T.eq(r.body, "memory 1000", "a small body comes whole, as before")
+  -- chunked: relayed chunked
+  local function chunked(body, piece)
+    local out = {}
+    for i = 1, #body, piece do
+      local c = body:sub(i, i + piece - 1)
+      out[#out + 1] = string.format("%x\r\n", #c) .. c .. "\r\n"
+    end
+    return table.concat(out) .. "0\r\n\r\n"
+  end
+  local three = big:sub(1, 3 << 20) .. "tail"
+  local head = "PUT %s HTTP/1.1\r\nHost: x\r\n%s\r\n"
+  local out = raw(relay.port, head:format("/c", "Transfer-Encoding: chunked\r\n") .. chunked(three, 100000), false, 1)
+  T.match(out, "^HTTP/1%.1 201 .*relayed " .. #three .. "$")
+  T.eq(seen["/c"].size, nil, "no size known")
+  T.eq(got["/c"].te, "chunked")
+  T.ok(got["/c"].body == three, "chunked relayed exact")
+  -- answered before the body is read, by a client that sends it all before it reads: the
+  -- answer comes, the rest is dropped, the connection goes on with the next request;
+  -- stream_body after on_headers and body_from on a body not streamed are refused
+  out = raw(relay.port, head:format("/early", "Content-Length: " .. #three .. "\r\n") .. three ..
+    head:format("/small", "Content-Length: 4\r\n") .. "tiny", false, 2)
+  T.match(out, "^HTTP/1%.1 409 .-not nowHTTP/1%.1 200 .-\r\n\r\n4 ")
+  T.match(out, "only from on_headers")
+  T.match(out, "not streamed %(handle:stream_body%(%) from on_headers")
+  T.eq(seen["/early"].stream, true)
+  -- past max_body: a Content-Length is refused before the handler; a chunked body there is cut
+  out = raw(relay.port, head:format("/d", "Content-Length: " .. (11 << 20) .. "\r\n"), false, 1)
+  T.match(out, "^HTTP/1%.1 413 ")
+  T.eq(seen["/d"], nil, "never handed over")
+  out = raw(relay.port, head:format("/e", "Transfer-Encoding: chunked\r\n") .. chunked(big .. three, 1 << 20), false, 1)
+  T.match(out, "^HTTP/1%.1 400 .*bad_request$")
+  T.eq(got["/e"], nil, "the upstream took nothing")
+  -- a client gone mid-body: the relay's transfer ends (cancelled), the upstream drops its part
+  raw(relay.port, head:format("/g", "Content-Length: " .. (8 << 20) .. "\r\n") .. big:sub(1, 2 << 20), true)
+  T.wait_until("the relay's handler ended", function() return seen["/g"] and seen["/g"].err end, 10)
+  T.eq(seen["/g"].err.code, "cancelled")
+  T.eq(got["/g"], nil, "the upstream took nothing")
+  T.wait_until("no temp file upstream", function() return #listdir(SRVTMP) == 0 end, 10)
+  T.eq(#listdir(RELAYTMP), 0, "none in the relay's tmpdir")
+  -- misuse
+  local e = T.raises("invalid_argument", function()
+    local ok, err = pcall(rock.core.http_request, { url = up.url, body_from = {} }, function() end)
+    if not ok then error(rock.errors.new("invalid_argument", tostring(err)), 0) end
+  end)
+  T.match(e.message, "request handle")
+  collectgarbage()
+  T.eq(refs(), before, "no ref left in the registry")
+  -- curl's chunked upload (from stdin) relayed the same
+  local f = tmp .. "/data/chunked"
+  T.write(f, three)
+  out = run{ "sh", "-c", "curl -sS -T - " .. relay.url .. "/h < " .. f }
+  T.eq(out, "relayed " .. #three)
+  T.ok(got["/h"].body == three and got["/h"].te == "chunked", "curl's chunked body relayed exact")
+  os.remove(f)
+  relay:stop()
+  up:stop()
+end)
+
 srv:stop()
 T.eq(#listdir(SRVTMP), 0)
 os.execute("rm -rf " .. tmp)

@@ -144,7 +144,13 @@ function core.log_escape(s) end
 --- client as they come, read no faster than it reads (res.body ""); a
 --- client gone mid-way ends the request ("cancelled"); another answer
 --- comes to res, the handle left unanswered.
----@param opts {url:string, method?:string, headers?:table, body?:string, body_file?:string, output_file?:string, max_body?:integer, relay?:rock.core.HttpRequestHandle, timeout?:number, unix_socket?:string, peer_pid?:integer, response_headers?:boolean}
+--- opts.body_from (a rock.http_request handle whose body streams:
+--- handle:stream_body() from on_headers): the body sent is that request's
+--- body, read from its client as this request sends it (chunked when the
+--- size is not known); a client gone mid-way ends the request
+--- ("cancelled"), a malformed body too ("bad_request"); the handle is left
+--- to answer (an answer before the body is over drops the rest).
+---@param opts {url:string, method?:string, headers?:table, body?:string, body_file?:string, output_file?:string, max_body?:integer, relay?:rock.core.HttpRequestHandle, body_from?:rock.core.HttpRequestHandle, timeout?:number, unix_socket?:string, peer_pid?:integer, response_headers?:boolean}
 ---@param cb fun(res?:rock.core.HttpResponse, err?:rock.Error)
 ---@return integer id for http_cancel (0 when cb already ran)
 function core.http_request(opts, cb) end
@@ -175,13 +181,18 @@ function core.http_local_pending() end
 ---@field respond_file fun(self, status:integer, header_lines:string, path:string) raises io_error
 ---@field answered fun(self):boolean
 ---@field on_abort fun(self, fn?:fun())               fn() once if the client goes away unanswered
+---@field max_body fun(self, n:integer)                from on_headers: the body may be up to n bytes
+---@field stream_body fun(self)                        from on_headers: a body past body_to_file (or
+---                                                    chunked) comes to on_request unread (req.body_stream)
 
 --- Listen (TCP on a numeric host, or a unix socket) and call
 --- on_request(req, handle) on the loop for every whole request; req is
 --- {method, path, raw_query, headers (lowercased, repeats joined by ", "),
---- body | body_file + body_size, peer}. Bodies past body_to_file (and
---- chunked ones) stream to a temp file in tmpdir, deleted once answered
---- or when the request dies. header_lines: "Name: value
+--- body | body_file + body_size | body_stream (+ body_size), peer}.
+--- Bodies past body_to_file (and chunked ones) stream to a temp file in
+--- tmpdir, deleted once answered or when the request dies, unless
+--- on_headers asked handle:stream_body(): then on_request gets the
+--- request before its body is read, for http_request's body_from. header_lines: "Name: value
 " lines, the
 --- caller's checked; the server adds Content-Length and Connection.
 --- A listening server is kept alive until closed. Raises io_error (with

@@ -54,7 +54,10 @@
 --                 disk, net, ...}.
 --   warmup        warmup(image) -> how it got there (a pull).
 --   remove_image  remove_image(sb): remove the image it started from.
---   upload_stream op "upload" streams the host file; without it
+--   upload_stream op "upload" streams the host file, or relays the body
+--                 of a `rock serve` request (args.relay, the request's
+--                 handle: its body streams, http_server.lua's
+--                 stream_body; rocklet_transport.lua); without it
 --                 Sandbox:upload sends the file as one write_file.
 --   download_stream  op "download" streams to the host file (args.file),
 --                 or relays to a `rock serve` request (args.relay, the

@@ -8,7 +8,8 @@
 -- command's bytes JSON cannot carry are base64'd once, here. Files move on
 -- rock's byte route GET/PUT .../file (raw bodies, no JSON, no base64:
 -- read_file, write_file, download to a host file or relayed to this
--- host's own `rock serve` client, upload from one, streamed;
+-- host's own `rock serve` client, upload from one or relayed from such a
+-- client's body, streamed;
 -- docs/http-api.md); execute and
 -- run_in_session ask for their output as text bodies (Accept:
 -- application/octet-stream, serve/routes.lua), so no JSON wraps it, and
@@ -329,8 +330,10 @@ local function relay(sb, args, timeout)
   return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
 end
 
---- upload by PUT .../file, the host file streamed as the body (file),
---- or write_file's bytes as the body (body); the node's answer is its
+--- upload by PUT .../file, the host file streamed as the body (file), a
+--- client's body of this host's `rock serve` relayed as it comes
+--- (body_from: upload's args.relay), or write_file's bytes as the body
+--- (body); the node's answer is its
 --- Success envelope (anything else is an error: a 2xx that is not one did
 --- not come from a rock serve that wrote it).
 local function put(sb, op, path, req, timeout)
@@ -345,7 +348,9 @@ local function put(sb, op, path, req, timeout)
 end
 
 local function call(sb, name, args, timeout, file)
-  if name == "upload" then return put(sb, "upload", args.path, { body_file = file }, timeout) end
+  if name == "upload" then
+    return put(sb, "upload", args.path, args.relay and { body_from = args.relay } or { body_file = file }, timeout)
+  end
   if name == "run_in_session" then
     local b = body(sb, args, "command")
     b.check = "ignore"

@@ -6,7 +6,8 @@
 -- (it sends the operation to `rock serve`). Files move on the byte routes
 -- (GET/PUT /file: raw bodies, no JSON, no base64): read_file, write_file
 -- (the bytes as the body), download (streamed to a host file, or relayed
--- to a `rock serve` client: args.relay) and upload (streamed from one);
+-- to a `rock serve` client: args.relay) and upload (streamed from one, or
+-- relayed from a `rock serve` client's body: args.relay);
 -- execute and run_in_session take their output as text bodies (Accept:
 -- text/plain: no JSON around it). A command's bytes that JSON cannot
 -- carry (not UTF-8, or a NUL) travel base64-encoded, once, here.
@@ -119,10 +120,12 @@ local function relay(sb, args, timeout)
   return { success = true, status = res.status, size = math.tointeger(tonumber(res.headers["content-length"] or "")) }
 end
 
---- upload by PUT /file, the host file streamed as the body (file), or
---- write_file's bytes as the body (body): the rocklet writes either to a
---- temp file beside the target and renames it into place (parents made),
---- as /write_file does, with no JSON and no base64 around the bytes.
+--- upload by PUT /file, the host file streamed as the body (file), a
+--- `rock serve` client's body relayed as it comes (body_from: upload's
+--- args.relay), or write_file's bytes as the body (body): the rocklet
+--- writes each to a temp file beside the target and renames it into
+--- place once whole (parents made), as /write_file does, with no JSON and
+--- no base64 around the bytes; a body cut short leaves no file.
 local function put(sb, op, path, req, timeout)
   req.method, req.timeout, req.response_headers = "PUT", timeout, false
   local ok, res = pcall(rocklet.request, sb.socket, "/file?path=" .. quote(path), req, sb.rocklet_pid)
@@ -192,7 +195,7 @@ function M.op(sb, name, args, timeout, file)
   elseif name == "read_file" then
     return read_file(sb, args, timeout)
   elseif name == "upload" then
-    return put(sb, "upload", args.path, { body_file = file }, timeout)
+    return put(sb, "upload", args.path, args.relay and { body_from = args.relay } or { body_file = file }, timeout)
   elseif name == "download" then
     if args.relay then return relay(sb, args, timeout) end
     return download(sb, args, timeout)

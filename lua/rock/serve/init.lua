@@ -90,9 +90,9 @@ local function refusal(status, message, why)
 end
 
 local UPLOAD, FILE = M.PREFIX .. "upload", M.PREFIX .. "file"
---- The largest body of a route that streams it to a file (/upload, PUT
---- .../file): the disk bounds it, not memory. The JSON routes keep the
---- server's 32 MiB.
+--- The largest body of a route that streams it (/upload to a temp file,
+--- PUT .../file on to the sandbox): the disk bounds it, not memory. The
+--- JSON routes keep the server's 32 MiB.
 M.MAX_FILE_BODY = 1 << 40
 
 --- Who may call (rock.http.serve's on_headers: the body is not read yet,
@@ -127,7 +127,11 @@ function Server:admit(req)
     end
   end
   if not res then
-    if req.path == UPLOAD or (req.path == FILE and req.method == "PUT") then req:allow_body(M.MAX_FILE_BODY) end
+    if req.path == UPLOAD then req:allow_body(M.MAX_FILE_BODY) end
+    if req.path == FILE and req.method == "PUT" then -- relayed as it comes (routes.file)
+      req:allow_body(M.MAX_FILE_BODY)
+      req:stream_body()
+    end
     return nil
   end
   req.route = route
