@@ -108,9 +108,19 @@ local function lua_api()
 end
 local function remote() return rock.sandbox.start{ base_url = srv.url, image = image } end
 
+-- The scratch dirs the tests make in sandboxes: on the local backend (and
+-- rock serve's over it) a sandbox's /tmp is the host's, so they are
+-- removed at the end (elsewhere they went with their containers).
+local scratch_dirs = {}
+local function scratch_dir(id)
+  local d = "/tmp/rock-br-" .. id
+  scratch_dirs[#scratch_dirs + 1] = d
+  return d
+end
+
 -- a scratch directory in the sandbox, by a command (a remote sandbox's dir is not ours)
 local function scratch(sb)
-  local d = "/tmp/rock-br-" .. sb.id
+  local d = scratch_dir(sb.id)
   sb:execute{ command = { "mkdir", "-p", d } }
   return d
 end
@@ -289,7 +299,7 @@ end
 
 T.test("rock serve GET/PUT .../file: raw bodies both ways, exact; errors are statuses with the envelope", function()
   local id = S.start_sandbox(srv, { image = image })
-  local d = "/tmp/rock-br-" .. id
+  local d = scratch_dir(id)
   for i, bytes in ipairs({ ALL, "", "\0" }) do
     local put = srv.raw{ method = "PUT", path = file_url(id, d .. "/f" .. i), body = bytes,
       headers = { ["Content-Type"] = "application/octet-stream" } }
@@ -401,7 +411,7 @@ end
 -- a sandbox through rock serve with a scratch dir in it
 local function serve_sandbox()
   local id = S.start_sandbox(srv, { image = image })
-  local d = "/tmp/rock-br-" .. id
+  local d = scratch_dir(id)
   T.eq(srv.post("execute", { sandbox_id = id, command = { "mkdir", "-p", d } }).status, "Success")
   return id, d
 end
@@ -863,4 +873,7 @@ end)
 
 srv.stop()
 os.execute("rm -rf '" .. stmp .. "' '" .. hostdir .. "'")
+if backend == "local" then
+  for _, d in ipairs(scratch_dirs) do os.execute("rm -rf '" .. d .. "'") end
+end
 T.done()
