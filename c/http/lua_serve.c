@@ -652,12 +652,15 @@ typedef struct {
 } body_relay_t;
 
 /* The server side (req->on_body): bytes came for a read that found none,
- * or the client went away (the transfer ends, not at its next read). */
+ * or the client went away or the request was answered mid-body (the
+ * transfer ends, not at its next read: it may be paused for good). */
 static void body_event(rock_http_req_t *req, int event) {
   body_relay_t *b = req->body_arg;
   if (!b || !b->x) return; /* not read yet: its first read finds out */
-  if (event != ROCK_HTTP_BODY_READY) {
-    rock_http_xfer_abort(b->x, ROCK_E_CANCELLED, GONE_MSG);
+  if (event != ROCK_HTTP_BODY_READY) { /* the client went, or its request
+                                        * was answered before its body ended */
+    rock_http_xfer_abort(b->x, ROCK_E_CANCELLED,
+                         b->u->req == req ? GONE_MSG : "the request was answered already");
   } else if (b->waiting) {
     b->waiting = 0;
     rock_http_xfer_resume(b->x);

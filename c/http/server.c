@@ -8,8 +8,10 @@
  * or (body_stream) the handler gets the request after its headers and
  * pulls the body through the parser as it wants it (rock_http_body_read:
  * the bytes go from the input buffer straight to the caller's; what is
- * not pulled is not read from the socket past the read-ahead); a body
- * still coming when its answer goes is read and dropped (drain).
+ * not pulled is not read from the socket past the read-ahead, and a 100
+ * Continue waits for the first pull); a body still coming when its answer
+ * goes is read and dropped (drain) up to DRAIN_MAX, past which (or never
+ * asked for by a 100) the connection closes once the answer is out.
  * The bodies being read to memory share a budget (max_body_mem): a request
  * past it waits, unread, until one is done; a body lives until its handler
  * returns.
@@ -52,6 +54,13 @@ typedef union {
 /* What one sendfile call is asked to send of an answer's file (none of it
  * passes through our memory). */
 #define SENDFILE_CHUNK (1u << 20)
+/* The most of a body left over after an early answer (drain) that is read
+ * and dropped to keep the connection; past it (or the request's max_body
+ * when smaller) the connection closes once the answer is out. A client
+ * that reads its answer while it sends (curl) stops within about what its
+ * socket buffers held; one that sends on does not deserve more reading
+ * than a new connection costs, and a chunked body has no end of its own. */
+#define DRAIN_MAX (4u << 20)
 
 struct rock_http_server {
   io_t listener;
@@ -100,6 +109,7 @@ struct rock_http_conn {
   size_t pull_cap, pull_got;
   int pull_state;         /* 0 being read, 1 whole, or ROCK_HTTP_BODY_BAD
                            * or ROCK_HTTP_BODY_TOO_LARGE */
+  uint64_t dropped, drop_max; /* input dropped so far (drain), its bound */
   int writes;             /* uv_write requests pending */
   size_t held;            /* bytes those requests hold in memory (copies
                            * and owned bodies), written or not: freed only
@@ -538,7 +548,12 @@ static void feed(rock_http_conn_t *c) {
     } else if (e != HPE_OK) {
       char msg[200];
       int status = parse_failure(c, e, msg, sizeof msg);
-      if (c->cur) {
+      if (c->drain) { /* a dropped body's framing: its request was answered
+                       * already; nothing after it can be parsed: close */
+        c->drain = 0;
+        c->linger = 1;
+        c->in_msg = 0;
+      } else if (c->cur) {
         refuse(c, status, msg);
       } else { /* between requests or in the headers: answer on our own */
         char head[200];
@@ -552,6 +567,12 @@ static void feed(rock_http_conn_t *c) {
         c->in_msg = 0;
         conn_write(c, head, hl, msg, ml, NULL);
       }
+      break;
+    }
+    if (c->drain && (c->dropped += n) > c->drop_max) { /* too much to drop:
+                                                        * close once the answer is out */
+      c->drain = 0;
+      c->linger = 1;
       break;
     }
     if (c->ready) {
@@ -570,8 +591,10 @@ static void feed(rock_http_conn_t *c) {
     }
   }
   if (!c->closing && c->in_off == c->in.len) in_release(c); /* nothing held when drained */
-  if (dropping && !c->drain && c->linger && !c->writes && !c->closing) {
-    c->feeding = 0; /* the rest of the body is dropped, the answer out */
+  if (dropping && !c->drain && !c->closing &&
+      ((c->linger && !c->writes) || (c->server->draining && conn_idle(c)))) {
+    c->feeding = 0; /* the rest of the body is dropped (or cut), the answer
+                     * out; or a graceful stop, which skipped c mid-body */
     conn_close(c);
     return;
   }
@@ -797,7 +820,9 @@ static int on_headers_complete(http_parser *p) {
     c->pull = r;
     c->pull_state = 0;
     c->ready = r;
-    if (cl != 0) send_continue(c);
+    /* the 100 goes with the handler's first read: an answer before it
+     * closes the connection, the body never asked for (not dropped) */
+    if (cl == 0) c->expect_continue = 0;
     http_parser_pause(p, 1);
     return 0;
   }
@@ -1059,8 +1084,25 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
     if (req == c->pull) { /* a body it read, maybe not all of it */
       c->pull = NULL;
       c->pull_wait = 0;
-      if (c->pull_state < 0) keep = 0; /* cut: nothing after it can be parsed */
-      else if (c->pull_state == 0) c->drain = 1; /* the rest is dropped as it comes */
+      if (c->pull_state < 0) {
+        keep = 0; /* cut: nothing after it can be parsed */
+      } else if (c->pull_state == 0) {
+        /* its reader (a relay's transfer, paused) learns now that no
+         * more comes; req is freed only below */
+        if (req->on_body) req->on_body(req, ROCK_HTTP_BODY_GONE);
+        uint64_t max = req->max_body < DRAIN_MAX ? req->max_body : DRAIN_MAX;
+        uint64_t cl = req->content_length;
+        /* never told to send (Expect): not read; more than max to come:
+         * not worth reading. Both close after the answer. */
+        if (c->expect_continue || (cl != UINT64_MAX && cl - req->body_bytes > max)) {
+          keep = 0;
+          c->in_msg = 0;
+        } else { /* the rest is dropped as it comes, up to max */
+          c->drain = 1;
+          c->dropped = 0;
+          c->drop_max = max;
+        }
+      }
     }
   } else if (req == c->cur) { /* answered before its body was read */
     c->cur = NULL;
@@ -1210,6 +1252,11 @@ long rock_http_body_read(rock_http_req_t *req, char *dst, size_t cap) {
   rock_http_conn_t *c = req->conn;
   if (!c || c->closing || c->pull != req) return ROCK_HTTP_BODY_GONE;
   if (c->pull_state) return c->pull_state > 0 ? 0 : c->pull_state;
+  if (c->expect_continue) { /* the body is wanted now */
+    send_continue(c);
+    c->expect_continue = 0;
+    if (c->closing) return ROCK_HTTP_BODY_GONE;
+  }
   if (cap > LONG_MAX) cap = LONG_MAX;
   c->pull_dst = dst;
   c->pull_cap = cap;

@@ -93,8 +93,10 @@ typedef struct rock_http_req {
   /* Set by the handler of a body_stream request: called from the loop
    * with ROCK_HTTP_BODY_READY once bytes came after a read said
    * ROCK_HTTP_BODY_WAIT (read again), and with ROCK_HTTP_BODY_GONE when
-   * the client goes mid-body (which may be inside any call on its
-   * connection: only note it there). body_arg is free for its use. */
+   * the client goes mid-body or the request is answered before its body
+   * is over (from inside rock_http_respond, before req is freed): no more
+   * comes to it. Either may be inside any call on its connection: only
+   * note it there. body_arg is free for its use. */
   void (*on_body)(struct rock_http_req *req, int event);
   void *body_arg;
 } rock_http_req_t;
@@ -260,9 +262,16 @@ void rock_http_stream_end(rock_http_stream_t *st, int ok);
  * connection's read-ahead (1 MiB), so a reader that stops stops the
  * client (back-pressure). max_body holds (a Content-Length past it is
  * refused before the handler sees the request). Answering before the body
- * is over is fine: the server then reads the rest and drops it (the
- * client, which may still be sending, reads its answer) and goes on with
- * the connection; after a BAD or TOO_LARGE body it closes. */
+ * is over is fine: the reader is told GONE and the server reads the rest
+ * and drops it (the client, which may still be sending, reads its answer)
+ * and goes on with the connection, for a rest of at most 4 MiB (or
+ * max_body when smaller): a Content-Length with more to come has its
+ * answer say Connection: close and nothing more read, and a chunked body
+ * going past it closes the connection once the answer is out, as does a
+ * chunk header broken while dropping. After a BAD or TOO_LARGE body it
+ * closes. A client's Expect: 100-continue is answered at the handler's
+ * first read: answered before that, the body is not wanted (never read;
+ * the connection closes after the answer). */
 enum {
   ROCK_HTTP_BODY_WAIT = -1,      /* nothing here now: on_body(READY) comes */
   ROCK_HTTP_BODY_GONE = -2,      /* the client went away mid-body */

@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -212,6 +213,10 @@ static void handler(rock_http_req_t *req, void *data) {
   }
   if (!strcmp(req->path, "/stream")) {
     stream_start(req);
+    return;
+  }
+  if (!strcmp(req->path, "/pull") && !strcmp(req->query, "now")) { /* before any read */
+    rock_http_respond(req, 404, "text/plain", "no", 2);
     return;
   }
   if (!strcmp(req->path, "/pull")) {
@@ -665,6 +670,8 @@ static void pattern_answer(char *want, size_t cap, uint64_t n) {
 }
 
 static volatile uint64_t pull_sent;
+static void do_drain(void *arg);
+static void get_drained(void *arg);
 static void *pull_writer(void *arg) { /* 50 MiB to /pull on writer_fd */
   (void)arg;
   char head[128];
@@ -689,6 +696,7 @@ static void case_pull(void) {
   uint64_t v[7];
   on_loop(get_pull, v);
   CHECK(v[1] > 0); /* it waited for bytes, and was told when they came */
+  CHECK(v[2] == 0); /* a body read whole: no GONE */
   /* chunked, pipelined behind and ahead of others: exact, in order */
   cl_send(&c, "PUT /pull HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
   size_t sizes[] = {1, 255, 65536, 3, 300000}, off = 0;
@@ -743,13 +751,17 @@ static void case_pull(void) {
   CHECK(peak <= (1u << 20) + 4096 + ROCK_HTTP_READ_AHEAD);
 
   /* answered mid-body: the answer comes while the client still sends; the
-   * rest is read and dropped, and the connection goes on */
+   * rest (less than the drop's bound) is read and dropped, the reader told
+   * GONE, and the connection goes on */
+  on_loop(get_pull, v);
+  uint64_t gone = v[2];
   on_loop(set_answer_at, (void *)(uintptr_t)(1u << 20));
-  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 16 << 20);
-  for (int i = 0; i < 16; i++) CHECK(send_all(c.fd, chunk, sizeof chunk) == 0);
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 3 << 20);
+  for (int i = 0; i < 3; i++) CHECK(send_all(c.fd, chunk, sizeof chunk) == 0);
   CHECK(cl_response(&c, out, sizeof out, 0) == 200);
   on_loop(get_pull, v);
-  CHECK(v[5] == 1 && v[0] >= (1u << 20) && v[0] < (16u << 20)); /* answered early */
+  CHECK(v[5] == 1 && v[0] >= (1u << 20) && v[0] < (3u << 20)); /* answered early */
+  CHECK(v[2] == gone + 1); /* its reader heard that no more comes */
   on_loop(set_answer_at, (void *)0);
   cl_send(&c, "GET /hello HTTP/1.1\r\n\r\n");
   CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
@@ -761,7 +773,7 @@ static void case_pull(void) {
   for (int i = 0; i < 4; i++) send_all(c.fd, chunk, sizeof chunk);
   CHECK(wait_pull(0, 4u << 20));
   cl_close(&c);
-  CHECK(wait_pull(2, 1));
+  CHECK(wait_pull(2, gone + 2)); /* the early answer's GONE, then this one */
   CHECK(wait_pull(5, (uint64_t)(long)ROCK_HTTP_BODY_GONE));
   CHECK(wait_pull(6, 0)); /* nothing in flight */
 
@@ -790,6 +802,120 @@ static void case_pull(void) {
   CHECK(cl_eof(&c));
   cl_close(&c);
   CHECK(stats().buffered == 0);
+}
+
+/* Closed by the server with nothing more sent: EOF (or a reset) before
+ * any byte; 0 on bytes or when nothing comes in 5 s. */
+static int cl_closed(client_t *c) {
+  struct timeval tv = {.tv_sec = 5};
+  setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (c->len) return 0;
+  char b[256];
+  ssize_t n;
+  while ((n = read(c->fd, b, sizeof b)) < 0 && errno == EINTR) {}
+  if (n > 0) fprintf(stderr, "   got: %.*s\n", (int)n, b);
+  return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+static client_t early_cl;
+static void *early_writer(void *arg) { /* a chunked body to early_cl until the server stops it */
+  (void)arg;
+  for (int i = 0; i < 1024; i++) {
+    if (send_all(early_cl.fd, "10000\r\n", 7) || send_all(early_cl.fd, chunk, 65536) ||
+        send_all(early_cl.fd, "\r\n", 2))
+      break;
+    pull_sent += 65536;
+  }
+  writer_done = 1;
+  return NULL;
+}
+
+/* A pulled body answered before its handler read any of it */
+static void case_pull_early(void) {
+  client_t c;
+  char out[256], want[64];
+  /* Expect: 100-continue: the 100 goes with the handler's first read */
+  cl_open(&c);
+  struct timeval tv = {.tv_sec = 5};
+  setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  cl_send(&c, "PUT /pull HTTP/1.1\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n");
+  char raw[64] = "";
+  static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+  CHECK(read(c.fd, raw, sizeof cont - 1) == (ssize_t)sizeof cont - 1 && !memcmp(raw, cont, sizeof cont - 1));
+  send_all(c.fd, chunk, 1000);
+  pattern_answer(want, sizeof want, 1000);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, want));
+  /* answered first: no 100, Connection: close, the body never read */
+  cl_send(&c, "PUT /pull?now HTTP/1.1\r\nContent-Length: 3000000\r\nExpect: 100-continue\r\n\r\n");
+  ssize_t n = read(c.fd, raw, 12);
+  CHECK(n == 12 && !memcmp(raw, "HTTP/1.1 404", 12));
+  memcpy(c.buf, raw, n > 0 ? (size_t)n : 0);
+  c.len = n > 0 ? (size_t)n : 0;
+  CHECK(cl_response(&c, out, sizeof out, 0) == 404);
+  CHECK(memmem(c_last_head, strlen(c_last_head), "Connection: close", 17) != NULL);
+  CHECK(cl_closed(&c));
+  cl_close(&c);
+
+  /* a small rest is dropped: keep-alive goes on (chunked and not) */
+  cl_open(&c);
+  cl_send(&c, "PUT /pull?now HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 404);
+  cl_send(&c, "3\r\nabc\r\n0\r\n\r\nGET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  cl_send(&c, "PUT /pull?now HTTP/1.1\r\nContent-Length: 100000\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 404);
+  CHECK(!memmem(c_last_head, strlen(c_last_head), "Connection: close", 17));
+  send_all(c.fd, chunk, 100000);
+  cl_send(&c, "GET /hello HTTP/1.1\r\n\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 200 && !strcmp(out, "hello"));
+  /* a broken chunk while dropping: closed, no answer of its own */
+  cl_send(&c, "PUT /pull?now HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 404);
+  cl_send(&c, "zz\r\nxxxxxxxx");
+  CHECK(cl_closed(&c));
+  cl_close(&c);
+
+  /* a Content-Length past the drop's bound: Connection: close at once */
+  cl_open(&c);
+  cl_send(&c, "PUT /pull?now HTTP/1.1\r\nContent-Length: %d\r\n\r\n", 64 << 20);
+  send_all(c.fd, chunk, 65536);
+  CHECK(cl_response(&c, out, sizeof out, 0) == 404);
+  CHECK(memmem(c_last_head, strlen(c_last_head), "Connection: close", 17) != NULL);
+  CHECK(cl_closed(&c));
+  cl_close(&c);
+
+  /* a chunked body that goes on past the bound: the answer reaches the
+   * client (which reads it as it sends), then the connection closes */
+  cl_open(&early_cl);
+  writer_done = 0;
+  pull_sent = 0;
+  cl_send(&early_cl, "PUT /pull?now HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n");
+  pthread_t w;
+  pthread_create(&w, NULL, early_writer, NULL);
+  CHECK(cl_response(&early_cl, out, sizeof out, 0) == 404);
+  CHECK(cl_closed(&early_cl));
+  pthread_join(w, NULL);
+  fprintf(stderr, "   dropped then closed: the client sent %llu bytes\n",
+          (unsigned long long)pull_sent);
+  CHECK(pull_sent < (32u << 20));
+  cl_close(&early_cl);
+
+  /* a graceful stop while a body is dropped: closed once its drop ends */
+  drained = 0;
+  cl_open(&c);
+  cl_send(&c, "PUT /pull?now HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n");
+  CHECK(cl_response(&c, out, sizeof out, 0) == 404);
+  CHECK(!memmem(c_last_head, strlen(c_last_head), "Connection: close", 17));
+  on_loop(do_drain, NULL);
+  cl_send(&c, "0\r\n\r\n");
+  CHECK(cl_closed(&c));
+  int d = 0;
+  for (int k = 0; k < 1000 && !d; k++) {
+    on_loop(get_drained, &d);
+    if (!d) usleep(1000);
+  }
+  CHECK(d == 1);
+  cl_close(&c);
 }
 
 /* a client that stops sending mid-body is closed at the idle timeout, its
@@ -1221,7 +1347,9 @@ int main(void) {
   run_case("pulled bodies", defaults(), NULL, case_pull);
   use_tcp = 1;
   run_case("pulled bodies (tcp)", defaults(), NULL, case_pull);
+  run_case("pulled bodies answered early (tcp)", defaults(), NULL, case_pull_early);
   use_tcp = 0;
+  run_case("pulled bodies answered early", defaults(), NULL, case_pull_early);
   use_tcp = 1;
   run_case("drain", defaults(), NULL, case_drain);
   use_tcp = 0;

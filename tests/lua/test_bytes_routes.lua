@@ -756,7 +756,11 @@ T.test("rock serve PUT .../file: a sandbox that dies mid-upload: the client gets
   end, 60)
   T.sh("kill -KILL " .. writers(name)[1].pid)
   local res = rock.wait(t)
-  T.eq(res.why, "answered", "the rest of the body taken (and dropped), the answer read")
+  -- the answer comes at once; the rest (far past what the server drops to keep
+  -- a connection) is not read: the connection closes after the answer
+  T.ok(res.body, "the answer read (the connection: " .. tostring(res.why) .. ")")
+  T.match(res.head, "\r\nConnection: close\r\n", "the answer's head")
+  T.ok(res.sent < (256 << 20), "the rest of the body not taken")
   T.ok(res.status >= 400, "an error status: " .. tostring(res.status))
   local e = json.decode(res.body)
   T.eq(e.status, "Failed")

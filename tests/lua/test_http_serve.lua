@@ -718,6 +718,38 @@ T.test("stream_body: a body past body_to_file goes on as the client sends it (bo
   up:stop()
 end)
 
+T.test("body_from: an answer before the body is over ends the relay at once (not at the upstream's " ..
+    "timeout)", function()
+  local up = rock.http.serve{ port = 0, tmpdir = SRVTMP, max_body = 64 << 20, handler = function(req)
+    return { status = 201, body = tostring(req.body_file and req.body_size or #req.body) }
+  end }
+  local r = {}
+  local relay = rock.http.serve{ port = 0, tmpdir = SRVTMP,
+    on_headers = function(req) req:allow_body(16 << 20); req:stream_body() end,
+    handler = function(req)
+      if req.path == "/early" then -- the relay waits for more body; the answer goes first
+        rock.spawn(function()
+          r.ok, r.res = pcall(rock.http.request, { url = up.url, method = "PUT", body_from = req,
+            timeout = 60, response_headers = false })
+          r.done = true
+        end)
+        rock.sleep(0.5)
+        return { status = 200, body = "early" }
+      end
+      return { status = 404 }
+    end }
+  local head = "PUT %s HTTP/1.1\r\nHost: x\r\n%s\r\n"
+  local out = raw(relay.port, head:format("/early", "Content-Length: " .. (8 << 20) .. "\r\n") ..
+    string.rep("x", 2 << 20), false, 1)
+  T.match(out, "^HTTP/1%.1 200 .*early$")
+  T.wait_until("the relay ended", function() return r.done end, 5)
+  T.eq(r.ok, false)
+  T.eq(r.res.code, "cancelled")
+  T.match(r.res.message, "answered already")
+  relay:stop()
+  up:stop()
+end)
+
 srv:stop()
 T.eq(#listdir(SRVTMP), 0)
 os.execute("rm -rf " .. tmp)
