@@ -76,7 +76,9 @@ typedef struct {
                          * on_request, then for the server's on_abort
                          * while unanswered; or LUA_NOREF */
   unsigned stream : 1,  /* stream_body() was asked (from on_headers) */
-      handed : 1;       /* on_request has it: too late to ask */
+      handed : 1,       /* on_request has it: too late to ask */
+      relayed : 1;      /* body_from took its body (for good: a second
+                         * relay would send only the rest) */
 } request_ud;
 
 static lua_State *cb_state(serve_t *s) { return s->L ? s->L : s->ctx->L; }
@@ -696,8 +698,8 @@ rock_http_source_t *lrock_serve_source(lua_State *L, int idx, const char **why) 
          : !req         ? "'body_from': this request was answered already"
          : !req->body_stream ? "'body_from': this request's body is not streamed "
                                "(handle:stream_body() from on_headers, past body_to_file)"
-         : req->on_body ? "'body_from': this request's body is being relayed already"
-                        : NULL;
+         : u->relayed ? "'body_from': this request's body was relayed already"
+                      : NULL;
   if (*why) return NULL;
   body_relay_t *b = calloc(1, sizeof *b);
   if (!b) {
@@ -709,6 +711,7 @@ rock_http_source_t *lrock_serve_source(lua_State *L, int idx, const char **why) 
   b->u = u;
   lua_pushvalue(L, idx);
   b->handle_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  u->relayed = 1;
   req->on_body = body_event;
   req->body_arg = b;
   return &b->source;

@@ -719,7 +719,7 @@ T.test("stream_body: a body past body_to_file goes on as the client sends it (bo
 end)
 
 T.test("body_from: an answer before the body is over ends the relay at once (not at the upstream's " ..
-    "timeout)", function()
+    "timeout); a body relayed once is not relayed again", function()
   local up = rock.http.serve{ port = 0, tmpdir = SRVTMP, max_body = 64 << 20, handler = function(req)
     return { status = 201, body = tostring(req.body_file and req.body_size or #req.body) }
   end }
@@ -736,7 +736,9 @@ T.test("body_from: an answer before the body is over ends the relay at once (not
         rock.sleep(0.5)
         return { status = 200, body = "early" }
       end
-      return { status = 404 }
+      local res = rock.http.request{ url = up.url, method = "PUT", body_from = req, response_headers = false }
+      local ok, e = pcall(rock.core.http_request, { url = up.url, body_from = req._handle }, function() end)
+      return { body = res.body .. " " .. tostring(not ok and e) }
     end }
   local head = "PUT %s HTTP/1.1\r\nHost: x\r\n%s\r\n"
   local out = raw(relay.port, head:format("/early", "Content-Length: " .. (8 << 20) .. "\r\n") ..
@@ -746,6 +748,8 @@ T.test("body_from: an answer before the body is over ends the relay at once (not
   T.eq(r.ok, false)
   T.eq(r.res.code, "cancelled")
   T.match(r.res.message, "answered already")
+  out = raw(relay.port, head:format("/twice", "Transfer-Encoding: chunked\r\n") .. "5\r\nhello\r\n0\r\n\r\n", false, 1)
+  T.match(out, "^HTTP/1%.1 200 .*\r\n\r\n5 .*relayed already")
   relay:stop()
   up:stop()
 end)
