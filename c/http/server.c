@@ -11,7 +11,9 @@
  * not pulled is not read from the socket past the read-ahead, and a 100
  * Continue waits for the first pull); a body still coming when its answer
  * goes is read and dropped (drain) up to DRAIN_MAX, past which (or never
- * asked for by a 100) the connection closes once the answer is out.
+ * asked for by a 100) the connection closes once the answer is out, by
+ * a lingering close (FIN, then a bounded read) so the client is not reset
+ * over its answer.
  * The bodies being read to memory share a budget (max_body_mem): a request
  * past it waits, unread, until one is done; a body lives until its handler
  * returns.
@@ -61,6 +63,11 @@ typedef union {
  * socket buffers held; one that sends on does not deserve more reading
  * than a new connection costs, and a chunked body has no end of its own. */
 #define DRAIN_MAX (4u << 20)
+/* A connection closed with a body still coming (past DRAIN_MAX, or never
+ * asked for) first says it is done (FIN) and reads on for this long or
+ * DRAIN_MAX bytes more: closed at once, the kernel would reset it over the
+ * unread bytes, and a client still sending may then lose the answer. */
+#define LINGER_MS 1000
 
 struct rock_http_server {
   io_t listener;
@@ -109,7 +116,8 @@ struct rock_http_conn {
   size_t pull_cap, pull_got;
   int pull_state;         /* 0 being read, 1 whole, or ROCK_HTTP_BODY_BAD
                            * or ROCK_HTTP_BODY_TOO_LARGE */
-  uint64_t dropped, drop_max; /* input dropped so far (drain), its bound */
+  uint64_t dropped, drop_max; /* input dropped so far (drain, linger), its bound */
+  uv_shutdown_t shut;         /* the FIN of a lingering close */
   int writes;             /* uv_write requests pending */
   size_t held;            /* bytes those requests hold in memory (copies
                            * and owned bodies), written or not: freed only
@@ -128,7 +136,9 @@ struct rock_http_conn {
   unsigned feeding : 1, closing : 1, reading : 1, linger : 1, in_value : 1,
       expect_continue : 1, wait_mem : 1, in_msg : 1, hdr_over : 1, many_fields : 1,
       pull_wait : 1, /* a read said WAIT: on_body(READY) when bytes come */
-      drain : 1;     /* answered mid-body: the rest is read and dropped */
+      drain : 1,     /* answered mid-body: the rest is read and dropped */
+      unread : 1,    /* a body may still come, not read: close by lingering */
+      lingering : 1; /* its FIN sent: input dropped until EOF or the bound */
 };
 
 /* A streamed answer (rock_http_respond_stream). Allocated there, freed
@@ -315,6 +325,29 @@ static int conn_idle(rock_http_conn_t *c) {
          c->in.len == c->in_off;
 }
 
+static void shut_done(uv_shutdown_t *r, int status) { (void)r, (void)status; }
+
+/* Close c once its answer is out: at once, or lingering (LINGER_MS) when
+ * the client may still be sending a body nobody reads. */
+static void idle_fire(uv_timer_t *t);
+static void alloc_cb(uv_handle_t *h, size_t hint, uv_buf_t *buf);
+static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf);
+static void conn_end(rock_http_conn_t *c) {
+  if (c->closing || c->lingering) return;
+  if (!c->unread || uv_shutdown(&c->shut, &c->handle.s, shut_done)) {
+    conn_close(c);
+    return;
+  }
+  c->lingering = 1;
+  c->dropped = 0;
+  uv_timer_start(&c->idle, idle_fire, LINGER_MS, 0);
+  if (!c->reading && uv_read_start(&c->handle.s, alloc_cb, read_cb)) {
+    conn_close(c);
+    return;
+  }
+  c->reading = 1;
+}
+
 /* Nothing came for idle_timeout: close, unless a handler is at work (its
  * answer starts the timer again); a handler waiting for body bytes that
  * do not come is not at work. */
@@ -357,7 +390,7 @@ static void write_done(uv_write_t *w, int status) {
     }
     return; /* rock_http_stream_end closes or goes on */
   }
-  if (c->linger && c->writes == 0 && !c->drain) conn_close(c);
+  if (c->linger && c->writes == 0 && !c->drain) conn_end(c);
   else if (c->server->draining && conn_idle(c)) conn_close(c);
 }
 
@@ -481,7 +514,7 @@ static int reads_on(const rock_http_conn_t *c) { return !c->linger || c->drain; 
 
 /* Read while there is room in the read-ahead and an answer may follow. */
 static void set_reading(rock_http_conn_t *c) {
-  if (c->closing) return;
+  if (c->closing || c->lingering) return;
   int want = reads_on(c) && c->in.len - c->in_off < read_ahead(c) - 1;
   if (want && !c->reading) {
     if (uv_read_start(&c->handle.s, alloc_cb, read_cb) == 0)
@@ -552,6 +585,7 @@ static void feed(rock_http_conn_t *c) {
                        * already; nothing after it can be parsed: close */
         c->drain = 0;
         c->linger = 1;
+        c->unread = 1;
         c->in_msg = 0;
       } else if (c->cur) {
         refuse(c, status, msg);
@@ -573,6 +607,7 @@ static void feed(rock_http_conn_t *c) {
                                                         * close once the answer is out */
       c->drain = 0;
       c->linger = 1;
+      c->unread = 1;
       break;
     }
     if (c->ready) {
@@ -595,7 +630,7 @@ static void feed(rock_http_conn_t *c) {
       ((c->linger && !c->writes) || (c->server->draining && conn_idle(c)))) {
     c->feeding = 0; /* the rest of the body is dropped (or cut), the answer
                      * out; or a graceful stop, which skipped c mid-body */
-    conn_close(c);
+    conn_end(c);
     return;
   }
   set_reading(c);
@@ -637,6 +672,11 @@ static void read_cb(uv_stream_t *st, ssize_t n, const uv_buf_t *buf) {
     return;
   }
   if (n == 0) return;
+  if (c->lingering) { /* dropped; the timer set at its start holds */
+    c->in.len = c->in_off = 0;
+    if ((c->dropped += (uint64_t)n) > DRAIN_MAX) conn_close(c);
+    return;
+  }
   c->in.len += n;
   idle_restart(c);
   feed(c);
@@ -1097,6 +1137,7 @@ static void respond_any(rock_http_req_t *req, int status, const char *ctype,
         if (c->expect_continue || (cl != UINT64_MAX && cl - req->body_bytes > max)) {
           keep = 0;
           c->in_msg = 0;
+          c->unread = 1;
         } else { /* the rest is dropped as it comes, up to max */
           c->drain = 1;
           c->dropped = 0;
@@ -1241,7 +1282,7 @@ void rock_http_stream_end(rock_http_stream_t *st, int ok) {
   if (c->closing) return;
   if (!whole) c->linger = 1; /* the client sees the body end short */
   if (c->linger) {
-    if (!c->writes) conn_close(c);
+    if (!c->writes) conn_end(c);
     return; /* write_done closes it once the rest is out */
   }
   idle_restart(c);

@@ -268,7 +268,10 @@ void rock_http_stream_end(rock_http_stream_t *st, int ok);
  * max_body when smaller): a Content-Length with more to come has its
  * answer say Connection: close and nothing more read, and a chunked body
  * going past it closes the connection once the answer is out, as does a
- * chunk header broken while dropping. After a BAD or TOO_LARGE body it
+ * chunk header broken while dropping (each of these closes lingering: a
+ * FIN after the answer, input read and dropped for up to 1 s or 4 MiB
+ * more, so a client still sending reads its answer, not a reset). After
+ * a BAD or TOO_LARGE body it
  * closes. A client's Expect: 100-continue is answered at the handler's
  * first read: answered before that, the body is not wanted (never read;
  * the connection closes after the answer). */
