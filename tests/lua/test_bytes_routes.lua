@@ -537,7 +537,9 @@ end)
 -- it comes. opts: pause_at + pause (seconds: stop sending there that
 -- long; during() runs at a third of the pause and at its end, its results
 -- kept), stop_after + hold (stop sending there, run at_stop() hold seconds
--- later, then hang up), res (the table filled: another task may watch
+-- later, then hang up), answer_ends (an answer read ends it at once,
+-- however much is left to send: why "answered", res.answered_at its
+-- uv.hrtime()), res (the table filled: another task may watch
 -- res.sent). Returns res: {status=, body=, sent= body bytes the kernel
 -- took, why= "answered" (all sent, the answer read) | "stopped" | "eof" |
 -- an error, samples=}.
@@ -609,8 +611,8 @@ local function stream_put(path, opts)
         length = tonumber(res.head:lower():match("\ncontent%-length: *(%d+)")) or 0
       end
       if not res.body and #buf >= length then
-        res.body = buf:sub(1, length)
-        if pos >= opts.size and queued == 0 then fin("answered") end
+        res.body, res.answered_at = buf:sub(1, length), uv.hrtime()
+        if opts.answer_ends or (pos >= opts.size and queued == 0) then fin("answered") end
       end
     end
     tcp:connect("127.0.0.1", srv.port, function(err)
@@ -761,6 +763,45 @@ T.test("rock serve PUT .../file: a sandbox that dies mid-upload: the client gets
   local e = json.decode(res.body)
   T.eq(e.status, "Failed")
   print("     the client's answer: " .. res.status .. " " .. tostring(e.result.rock_code) .. ": " .. tostring(e.error))
+  T.eq(srv.raw{ path = "/" }.status, 200, "the server answers")
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  srv.post("stop", { sandbox_id = id })
+  local id2, d2 = serve_sandbox()
+  T.eq(srv.raw{ method = "PUT", path = file_url(id2, d2 .. "/after"), body = "fine" }.status, 200, "another sandbox")
+  serve_done(id2, d2)
+end)
+
+T.test("rock serve PUT .../file: a sandbox that dies while the client pauses: the client is answered at once", function()
+  -- the client sends 4 MiB of 64 and then nothing (the connection open):
+  -- the relay to the rocklet is paused, waiting for bytes; the rocklet is
+  -- killed then. The server's watch of the sandbox ends the transfer and
+  -- answers sandbox_not_alive within about a second, no byte more sent.
+  local id, d = serve_sandbox()
+  local name = "paused-" .. id
+  local part = 4 << 20
+  local t = rock.spawn(function()
+    return stream_put(file_url(id, d .. "/" .. name), { size = 64 << 20, stop_after = part, hold = 20,
+      answer_ends = true })
+  end)
+  T.wait_until("the sandbox took the 4 MiB sent", function()
+    local w = writers(name)
+    return w[1] and w[1].pos >= part
+  end, 60)
+  rock.sleep(0.3) -- the relay paused: nothing more to send
+  local pid = writers(name)[1].pid
+  local t0 = uv.hrtime()
+  T.sh("kill -KILL " .. pid)
+  local res = rock.wait(t)
+  T.eq(res.why, "answered", "answered while sending nothing (not held until the client hangs up)")
+  local s = (res.answered_at - t0) / 1e9
+  print(string.format("     answered %.2f s after the kill: %s", s, tostring(res.status)))
+  T.ok(s < 4, "answered within a few seconds of the kill: " .. s)
+  T.eq(res.sent, part, "no byte more sent")
+  T.ok(res.status >= 400, "an error status: " .. tostring(res.status))
+  local e = json.decode(res.body)
+  T.eq(e.status, "Failed")
+  T.eq(e.result.rock_code, "sandbox_not_alive", tostring(e.error))
+  T.ok(not srv.log():find("task failed", 1, true), "no task failed in the server's log (the watch ends quietly)")
   T.eq(srv.raw{ path = "/" }.status, 200, "the server answers")
   T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
   srv.post("stop", { sandbox_id = id })
