@@ -338,6 +338,27 @@ T.test("rock serve GET/PUT .../file: raw bodies both ways, exact; errors are sta
   T.eq(r.status, 404)
   T.eq(json.decode(r.body).result.rock_code, "sandbox_not_found")
   T.eq(srv.raw{ method = "DELETE", path = file_url(id, d .. "/f1") }.status, 405)
+  -- a PUT to a directory is bad input: 400 invalid_argument (the rocklet's
+  -- answer before any byte goes in). Relayed (past 1 MiB), that early
+  -- answer may be lost when the rocklet closes on the body still coming:
+  -- then a 500 http_error (docs/http-api.md)
+  r = srv.raw{ method = "PUT", path = file_url(id, d), body = "small" }
+  T.eq(r.status, 400, r.body)
+  e = json.decode(r.body)
+  T.eq(e.result.rock_code, "invalid_argument", e.error)
+  T.match(e.error, "is a directory")
+  local w = srv.post("write_file", { sandbox_id = id, path = d, content = "small" })
+  T.eq(w.status, "Failed")
+  T.eq(w.result.rock_code, "invalid_argument", "ROCK's write_file to a directory too")
+  for i = 1, 3 do
+    r = srv.raw{ method = "PUT", path = file_url(id, d), body = string.rep("x", 3 << 20) }
+    e = json.decode(r.body)
+    print("     relayed PUT to a directory " .. i .. ": " .. r.status .. " " .. e.result.rock_code .. ": " .. e.error)
+    T.ok(r.status == 400 and e.result.rock_code == "invalid_argument" or
+      r.status == 500 and e.result.rock_code == "http_error", r.body)
+  end
+  T.eq(srv.post("execute", { sandbox_id = id, command = { "ls", "-A", d } }).result.stdout,
+    "big\nf1\nf2\nf3\n", "nothing made in the directory")
   T.eq(#leftovers(stmp, "^rock"), 0, "no temp file left in the server's $TMPDIR")
   srv.post("execute", { sandbox_id = id, command = { "rm", "-rf", d } })
   srv.post("stop", { sandbox_id = id })
