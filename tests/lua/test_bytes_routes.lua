@@ -836,6 +836,40 @@ T.test("rock serve PUT .../file: a sandbox that dies while the client pauses: th
   serve_done(id2, d2)
 end)
 
+T.test("the watch of a relayed upload ends with it, even when it ends while the watch asks the backend", function()
+  local watch = require("rock.serve.routes")._watch_gone
+  local asked, cancelled = 0, 0
+  -- a sandbox whose check waits (a container's engine asked) and, as
+  -- Sandbox:_check_gone does, catches what the backend raises
+  local sb = { id = "fake", state = "running", _check_gone = function()
+    asked = asked + 1
+    pcall(rock.sleep, 0.4)
+  end }
+  local t = rock.spawn(function()
+    local stop = watch(sb)
+    local ok, e = pcall(rock.sleep, 0.7) -- the watch is in its check (0.5 to 0.9)
+    if not ok then cancelled = cancelled + 1; error(e, 0) end
+    stop()
+    local n = asked
+    ok = pcall(rock.sleep, 1.5)
+    if not ok then cancelled = cancelled + 1 end
+    return n
+  end)
+  local n = rock.wait(t)
+  T.eq(n, 1, "asked once while the upload ran")
+  T.eq(asked, 1, "never again after the upload ended")
+  T.eq(cancelled, 0, "the relaying task never cancelled")
+  sb.state = "stopped" -- a watch that sees the sandbox gone cancels the relaying task's wait
+  t = rock.spawn(function()
+    local stop = watch(sb)
+    local ok, e = pcall(rock.sleep, 5)
+    stop()
+    return ok, e
+  end)
+  local ok, e = rock.wait(t)
+  T.ok(not ok and e.code == "sandbox_not_alive", "sandbox_not_alive: " .. tostring(e and e.message))
+end)
+
 T.test("rock serve PUT .../file: 4 uploads at once, each byte-exact, the server's peak memory under 16 MB", function()
   local id, d = serve_sandbox()
   local srcs, want = {}, {}

@@ -350,11 +350,14 @@ local function watch_gone(sb)
   local task = require "rock.task"
   local me = task.current()
   if not me or sb.backend == "remote" then return function() end end
-  local stopped = errors.new("cancelled", "upload ended")
+  local stopped, over = errors.new("cancelled", "upload ended"), false
   local w = task.spawn(function()
-    while true do
+    while not over do
       task.sleep(WATCH_S)
-      local ok, why = pcall(sb._check_gone, sb)
+      local ok, why = pcall(sb._check_gone, sb) -- a container's engine is asked: it waits
+      -- the stop may fall in that wait, its cancel caught there (the
+      -- backend's errors are no proof of anything): over says it
+      if over or (not ok and task.cancelled(why)) then return end
       -- only while the relaying task is parked in the transfer (not queued
       -- to resume from it, not shielded): a cancel that fell after the
       -- upload ended would hit the task's next wait, the answer's
@@ -366,8 +369,12 @@ local function watch_gone(sb)
     end
   end)
   w.quiet = true -- its end by stopped is no failure to log
-  return function() task.cancel(w, stopped) end
+  return function()
+    over = true
+    task.cancel(w, stopped)
+  end
 end
+M._watch_gone = watch_gone -- for tests
 
 function M.file(srv, args, req)
   local sb = live(srv, args, req)
