@@ -18,7 +18,9 @@
 -- no temp file and its peak memory flat), a sandbox that takes nothing
 -- holding the client, a client that stops then hangs up (no file, no
 -- part left), a sandbox that dies mid-upload (an error answer, the
--- server goes on), 4 uploads at once. On the local
+-- server goes on) or while the client pauses (answered at once: the
+-- sandbox is watched), the watch ending with the upload, a PUT to a
+-- directory (400), 4 uploads at once. On the local
 -- backend by default; ROCK_TEST_BACKEND and ROCK_TEST_IMAGE run it in
 -- docker, podman and runc (tests/CMakeLists.txt).
 local rock = require "rock"
