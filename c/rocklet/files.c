@@ -27,7 +27,7 @@
 #define NOT_REGULAR "not a regular file (a device, FIFO or socket is not replaced)"
 
 static rock_err errno_code(int e) {
-  return e == ENOENT || e == ENOTDIR ? ROCK_E_NOT_FOUND : ROCK_E_IO;
+  return e == ENOENT || e == ENOTDIR ? ROCK_E_NOT_FOUND : e == EISDIR ? ROCK_E_INVALID_ARGUMENT : ROCK_E_IO;
 }
 
 /* "encoding": absent or "utf-8" (text) -> 0, "base64" -> 1, else -1. */

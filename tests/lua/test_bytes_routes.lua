@@ -18,7 +18,9 @@
 -- no temp file and its peak memory flat), a sandbox that takes nothing
 -- holding the client, a client that stops then hangs up (no file, no
 -- part left), a sandbox that dies mid-upload (an error answer, the
--- server goes on), 4 uploads at once. On the local
+-- server goes on) or while the client pauses (answered at once: the
+-- sandbox is watched), the watch ending with the upload, a PUT to a
+-- directory (400), 4 uploads at once. On the local
 -- backend by default; ROCK_TEST_BACKEND and ROCK_TEST_IMAGE run it in
 -- docker, podman and runc (tests/CMakeLists.txt).
 local rock = require "rock"
@@ -338,6 +340,27 @@ T.test("rock serve GET/PUT .../file: raw bodies both ways, exact; errors are sta
   T.eq(r.status, 404)
   T.eq(json.decode(r.body).result.rock_code, "sandbox_not_found")
   T.eq(srv.raw{ method = "DELETE", path = file_url(id, d .. "/f1") }.status, 405)
+  -- a PUT to a directory is bad input: 400 invalid_argument (the rocklet's
+  -- answer before any byte goes in). Relayed (past 1 MiB), that early
+  -- answer may be lost when the rocklet closes on the body still coming:
+  -- then a 500 http_error (docs/http-api.md)
+  r = srv.raw{ method = "PUT", path = file_url(id, d), body = "small" }
+  T.eq(r.status, 400, r.body)
+  e = json.decode(r.body)
+  T.eq(e.result.rock_code, "invalid_argument", e.error)
+  T.match(e.error, "is a directory")
+  local w = srv.post("write_file", { sandbox_id = id, path = d, content = "small" })
+  T.eq(w.status, "Failed")
+  T.eq(w.result.rock_code, "invalid_argument", "ROCK's write_file to a directory too")
+  for i = 1, 3 do
+    r = srv.raw{ method = "PUT", path = file_url(id, d), body = string.rep("x", 3 << 20) }
+    e = json.decode(r.body)
+    print("     relayed PUT to a directory " .. i .. ": " .. r.status .. " " .. e.result.rock_code .. ": " .. e.error)
+    T.ok(r.status == 400 and e.result.rock_code == "invalid_argument" or
+      r.status == 500 and e.result.rock_code == "http_error", r.body)
+  end
+  T.eq(srv.post("execute", { sandbox_id = id, command = { "ls", "-A", d } }).result.stdout,
+    "big\nf1\nf2\nf3\n", "nothing made in the directory")
   T.eq(#leftovers(stmp, "^rock"), 0, "no temp file left in the server's $TMPDIR")
   srv.post("execute", { sandbox_id = id, command = { "rm", "-rf", d } })
   srv.post("stop", { sandbox_id = id })
@@ -537,7 +560,9 @@ end)
 -- it comes. opts: pause_at + pause (seconds: stop sending there that
 -- long; during() runs at a third of the pause and at its end, its results
 -- kept), stop_after + hold (stop sending there, run at_stop() hold seconds
--- later, then hang up), res (the table filled: another task may watch
+-- later, then hang up), answer_ends (an answer read ends it at once,
+-- however much is left to send: why "answered", res.answered_at its
+-- uv.hrtime()), res (the table filled: another task may watch
 -- res.sent). Returns res: {status=, body=, sent= body bytes the kernel
 -- took, why= "answered" (all sent, the answer read) | "stopped" | "eof" |
 -- an error, samples=}.
@@ -609,8 +634,8 @@ local function stream_put(path, opts)
         length = tonumber(res.head:lower():match("\ncontent%-length: *(%d+)")) or 0
       end
       if not res.body and #buf >= length then
-        res.body = buf:sub(1, length)
-        if pos >= opts.size and queued == 0 then fin("answered") end
+        res.body, res.answered_at = buf:sub(1, length), uv.hrtime()
+        if opts.answer_ends or (pos >= opts.size and queued == 0) then fin("answered") end
       end
     end
     tcp:connect("127.0.0.1", srv.port, function(err)
@@ -771,6 +796,84 @@ T.test("rock serve PUT .../file: a sandbox that dies mid-upload: the client gets
   local id2, d2 = serve_sandbox()
   T.eq(srv.raw{ method = "PUT", path = file_url(id2, d2 .. "/after"), body = "fine" }.status, 200, "another sandbox")
   serve_done(id2, d2)
+end)
+
+T.test("rock serve PUT .../file: a sandbox that dies while the client pauses: the client is answered at once", function()
+  -- the client sends 4 MiB of 64 and then nothing (the connection open):
+  -- the relay to the rocklet is paused, waiting for bytes; the rocklet is
+  -- killed then. The server's watch of the sandbox ends the transfer and
+  -- answers sandbox_not_alive within about a second, no byte more sent.
+  local id, d = serve_sandbox()
+  local name = "paused-" .. id
+  local part = 4 << 20
+  local t = rock.spawn(function()
+    return stream_put(file_url(id, d .. "/" .. name), { size = 64 << 20, stop_after = part, hold = 20,
+      answer_ends = true })
+  end)
+  T.wait_until("the sandbox took the 4 MiB sent", function()
+    local w = writers(name)
+    return w[1] and w[1].pos >= part
+  end, 60)
+  rock.sleep(0.3) -- the relay paused: nothing more to send
+  local pid = writers(name)[1].pid
+  local t0 = uv.hrtime()
+  T.sh("kill -KILL " .. pid)
+  local res = rock.wait(t)
+  T.eq(res.why, "answered", "answered while sending nothing (not held until the client hangs up)")
+  local s = (res.answered_at - t0) / 1e9
+  print(string.format("     answered %.2f s after the kill: %s", s, tostring(res.status)))
+  T.ok(s < 4, "answered within a few seconds of the kill: " .. s)
+  T.eq(res.sent, part, "no byte more sent")
+  T.ok(res.status >= 400, "an error status: " .. tostring(res.status))
+  local e = json.decode(res.body)
+  T.eq(e.status, "Failed")
+  T.eq(e.result.rock_code, "sandbox_not_alive", tostring(e.error))
+  T.ok(not srv.log():find("task failed", 1, true), "no task failed in the server's log (the watch ends quietly)")
+  if backend == "local" then -- the host's files: the killed rocklet's part stays (docs/http-api.md)
+    local parts = leftovers(d, "^" .. name:gsub("%-", "%%-") .. "%.rock%-tmp%.")
+    T.eq(#parts, 1, "the killed rocklet's part beside the path")
+    os.remove(d .. "/" .. parts[1])
+  end
+  T.eq(srv.raw{ path = "/" }.status, 200, "the server answers")
+  T.eq(#leftovers(stmp, "^rock"), 0, "no temp file in the server's $TMPDIR")
+  srv.post("stop", { sandbox_id = id })
+  local id2, d2 = serve_sandbox()
+  T.eq(srv.raw{ method = "PUT", path = file_url(id2, d2 .. "/after"), body = "fine" }.status, 200, "another sandbox")
+  serve_done(id2, d2)
+end)
+
+T.test("the watch of a relayed upload ends with it, even when it ends while the watch asks the backend", function()
+  local watch = require("rock.serve.routes")._watch_gone
+  local asked, cancelled = 0, 0
+  -- a sandbox whose check waits (a container's engine asked) and, as
+  -- Sandbox:_check_gone does, catches what the backend raises
+  local sb = { id = "fake", state = "running", _check_gone = function()
+    asked = asked + 1
+    pcall(rock.sleep, 0.4)
+  end }
+  local t = rock.spawn(function()
+    local stop = watch(sb)
+    local ok, e = pcall(rock.sleep, 0.7) -- the watch is in its check (0.5 to 0.9)
+    if not ok then cancelled = cancelled + 1; error(e, 0) end
+    stop()
+    local n = asked
+    ok = pcall(rock.sleep, 1.5)
+    if not ok then cancelled = cancelled + 1 end
+    return n
+  end)
+  local n = rock.wait(t)
+  T.eq(n, 1, "asked once while the upload ran")
+  T.eq(asked, 1, "never again after the upload ended")
+  T.eq(cancelled, 0, "the relaying task never cancelled")
+  sb.state = "stopped" -- a watch that sees the sandbox gone cancels the relaying task's wait
+  t = rock.spawn(function()
+    local stop = watch(sb)
+    local ok, e = pcall(rock.sleep, 5)
+    stop()
+    return ok, e
+  end)
+  local ok, e = rock.wait(t)
+  T.ok(not ok and e.code == "sandbox_not_alive", "sandbox_not_alive: " .. tostring(e and e.message))
 end)
 
 T.test("rock serve PUT .../file: 4 uploads at once, each byte-exact, the server's peak memory under 16 MB", function()

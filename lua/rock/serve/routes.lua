@@ -334,6 +334,48 @@ end
 --- coming is read and dropped).
 local OCTETS = { ["content-type"] = "application/octet-stream" }
 local JSON = { ["content-type"] = "application/json" }
+
+-- While a relayed upload is in flight, the sandbox is watched: a paused
+-- client (it sends nothing for a while) leaves the transfer to the
+-- rocklet paused too, and a paused transfer does not see the rocklet
+-- die. Every WATCH_S a small task asks whether the sandbox is gone
+-- (Sandbox:_check_gone: the backend's proof, sb.exited for a local one)
+-- and, if so, cancels the relaying task with sandbox_not_alive: the
+-- transfer is aborted and the client answered at once. Not for a remote
+-- sandbox (a fleet front relaying to a node): the node's own rock serve
+-- watches it and its error answer ends the relay here. Returns a stop
+-- function (the watcher ends; safe twice).
+local WATCH_S = 0.5
+local function watch_gone(sb)
+  local task = require "rock.task"
+  local me = task.current()
+  if not me or sb.backend == "remote" then return function() end end
+  local stopped, over = errors.new("cancelled", "upload ended"), false
+  local w = task.spawn(function()
+    while not over do
+      task.sleep(WATCH_S)
+      local ok, why = pcall(sb._check_gone, sb) -- a container's engine is asked: it waits
+      -- the stop may fall in that wait, its cancel caught there (the
+      -- backend's errors are no proof of anything): over says it
+      if over or (not ok and task.cancelled(why)) then return end
+      -- only while the relaying task is parked in the transfer (not queued
+      -- to resume from it, not shielded): a cancel that fell after the
+      -- upload ended would hit the task's next wait, the answer's
+      if ok and (why or sb.state ~= "running") and me.cancel and (me.shielded or 0) == 0 then
+        task.cancel(me, errors.new("sandbox_not_alive", "sandbox " .. tostring(sb.id) .. " is " .. sb.state ..
+          (why and (": " .. why) or "") .. " (it went mid-upload)", { op = "upload" }))
+        return
+      end
+    end
+  end)
+  w.quiet = true -- its end by stopped is no failure to log
+  return function()
+    over = true
+    task.cancel(w, stopped)
+  end
+end
+M._watch_gone = watch_gone -- for tests
+
 function M.file(srv, args, req)
   local sb = live(srv, args, req)
   local path = field(args, "path", "string", true)
@@ -343,7 +385,9 @@ function M.file(srv, args, req)
       if not sb._impl.caps.upload_stream then -- every backend rock has streams; a test's may not
         errors.raise("not_supported", "this backend takes no streamed upload: send at most 1 MiB")
       end
+      local unwatch = watch_gone(sb)
       local ok, r = pcall(sb._op, sb, "upload", { path = path, relay = req._handle })
+      unwatch()
       if not ok and req._gone then return { status = 499, body = "", outcome = "Failed" } end -- for the log
       if not ok then error(r, 0) end
     else
