@@ -50,7 +50,10 @@ M.TIME_MARGIN = 600 -- seconds a job's time limit adds to its lease: its sandbox
 M.DEADLINE_SLACK = 30 -- seconds Slurm's deadline leaves after the client's own (its timeout is the client's)
 M.WAITING_FRESH = 60 -- seconds: a job that finds <id>.wait older than this exits unserved
 M.SERVE_WAIT = 300 -- seconds a job's server waits for the start request past its address (and 60 more)
-M.STEP_GRACE = 10 -- seconds a step has from its SIGTERM to its SIGKILL (a job has Slurm's KillWait)
+-- seconds a step has from its SIGTERM to its SIGKILL (a job has Slurm's
+-- KillWait): its server stops its sandbox (an engine under load may take
+-- a while), then its script removes its state dir; a SIGKILL would leave it
+M.STEP_GRACE = 20
 
 local ENDED = { COMPLETED = true, CANCELLED = true, FAILED = true, TIMEOUT = true, NODE_FAIL = true,
   PREEMPTED = true, OUT_OF_MEMORY = true, BOOT_FAIL = true, DEADLINE = true, REVOKED = true, SPECIAL_EXIT = true }
@@ -282,11 +285,14 @@ local function script(sb, so, opts)
     "host=" .. (so.node_address and sh_quote(so.node_address) or "$(hostname -f 2>/dev/null || hostname)"),
     "export ROCK_HOME=\"${TMPDIR:-/tmp}/rock-slurm-" .. job .. "-" .. sb.id .. "\"",
     "export ROCK_API_TOKEN=$(od -An -N16 -tx1 /dev/urandom | tr -d ' \\n')",
+    -- set before anything is made: a TERM that comes while the server
+    -- starts (a step started just as gc ends its srun) removes the dir too
+    "pid=",
+    "trap '[ -n \"$pid\" ] && wait $pid; rm -rf \"$ROCK_HOME\"; exit 143' TERM INT",
     "mkdir -p \"$ROCK_HOME\"",
     "log=\"$ROCK_HOME/serve.out\"",
     table.concat(serve, " ") .. " >\"$log\" 2>&1 &",
     "pid=$!",
-    "trap 'wait $pid; rm -rf \"$ROCK_HOME\"; exit 143' TERM INT",
     "url=",
     "for _ in $(seq 1 600); do",
     "  url=$(sed -n 's/^rock serve: listening on //p' \"$log\")",
