@@ -23,9 +23,6 @@
  * read fits a small sandbox. */
 #define ROCKLET_MAX_READ ((size_t)32 << 20)
 
-/* why write_file and upload refuse a target (replace.c's -EINVAL) */
-#define NOT_REGULAR "not a regular file (a device, FIFO or socket is not replaced)"
-
 static rock_err errno_code(int e) {
   return e == ENOENT || e == ENOTDIR ? ROCK_E_NOT_FOUND : e == EISDIR ? ROCK_E_INVALID_ARGUMENT : ROCK_E_IO;
 }
@@ -156,12 +153,8 @@ void files_write(rock_http_req_t *req, json_t *args) {
     else rc = rock_replace_commit(&r);
   }
   rock_buf_free(&bytes);
-  if (rc == -EINVAL) {
-    reply_error(req, ROCK_E_INVALID_ARGUMENT, "write_file %s: %s", path, NOT_REGULAR);
-    return;
-  }
   if (rc) {
-    reply_error(req, errno_code(-rc), "write_file %s: %s", path, strerror(-rc));
+    reply_replace_error(req, "write_file", path, rc);
     return;
   }
   char msg[PATH_MAX + 48];

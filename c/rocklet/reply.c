@@ -3,6 +3,7 @@
 
 #include "../core/jsonstr.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,6 +149,18 @@ void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...) {
   va_start(ap, fmt);
   verror(req, http_status(e), e, fmt, ap);
   va_end(ap);
+}
+
+void reply_replace_error(rock_http_req_t *req, const char *op, const char *path, int rc) {
+  int e = -rc;
+  reply_error(req,
+              e == ENOENT || e == ENOTDIR ? ROCK_E_NOT_FOUND
+              : e == EINVAL || e == EISDIR ? ROCK_E_INVALID_ARGUMENT
+                                           : ROCK_E_IO,
+              "%s %s: %s", op, path,
+              e == EINVAL   ? "not a regular file (a device, FIFO or socket is not replaced)"
+              : e == EISDIR ? "is a directory (a file's path is needed)"
+                            : strerror(e));
 }
 
 void reply_error_status(rock_http_req_t *req, int status, rock_err e,

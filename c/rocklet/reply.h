@@ -21,6 +21,10 @@ void reply_json_texts(rock_http_req_t *req, json_t *obj, size_t n, const char *c
                       const char *const *texts, const size_t *lens);
 void reply_error(rock_http_req_t *req, rock_err e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The error of a file that could not be replaced (replace.h's -errno rc):
+ * "<op> <path>: why". A FIFO, device or socket (-EINVAL) and a directory
+ * are bad input, a missing parent not_found, the rest an I/O failure. */
+void reply_replace_error(rock_http_req_t *req, const char *op, const char *path, int rc);
 /* The same with an explicit HTTP status (405 for a wrong method). */
 void reply_error_status(rock_http_req_t *req, int status, rock_err e,
                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));

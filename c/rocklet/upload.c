@@ -40,14 +40,7 @@ void upload_on_headers(rock_http_req_t *req, void *data) {
   int rc = r ? rock_replace_open(r, path) : -ENOMEM;
   if (rc) {
     free(r);
-    /* a directory, like a FIFO, is bad input (400), not an I/O failure */
-    reply_error(req, rc == -ENOENT || rc == -ENOTDIR       ? ROCK_E_NOT_FOUND
-                     : rc == -EINVAL || rc == -EISDIR      ? ROCK_E_INVALID_ARGUMENT
-                                                           : ROCK_E_IO,
-                "upload %s: %s", path,
-                rc == -EINVAL   ? "not a regular file (a device, FIFO or socket is not replaced)"
-                : rc == -EISDIR ? "is a directory (a file's path is needed)"
-                                : strerror(-rc));
+    reply_replace_error(req, "upload", path, rc);
     free(path);
     return;
   }
