@@ -59,7 +59,7 @@ struct rock_http_xfer {
   size_t head_from;              /* where the last head starts in resp_headers */
   rock_err abort_err;            /* rock_http_xfer_abort's, or 0 */
   const char *abort_msg;
-  unsigned sink_started : 1, paused : 1, source_paused : 1,
+  unsigned sink_started : 1, paused : 1, /* the sink or the source paused it */
       queued : 1; /* out of curl: in the done queue, or delivered */
 };
 
@@ -136,7 +136,7 @@ static size_t on_source_read(char *p, size_t size, size_t n, void *ud) {
   if (x->abort_err) return CURL_READFUNC_ABORT;
   long got = x->source->read(x->source, x, p, size * n);
   if (got == -2) {
-    x->source_paused = 1;
+    x->paused = 1;
     return CURL_READFUNC_PAUSE;
   }
   return got < 0 ? CURL_READFUNC_ABORT : (size_t)got;
@@ -693,8 +693,8 @@ void rock_http_xfer_cancel(rock_http_xfer_t *x) {
 }
 
 void rock_http_xfer_resume(rock_http_xfer_t *x) {
-  if (!(x->paused || x->source_paused) || !x->easy || x->queued) return;
-  x->paused = x->source_paused = 0; /* a side still stuck pauses again */
+  if (!x->paused || !x->easy || x->queued) return;
+  x->paused = 0; /* both directions go on: a side still stuck pauses again */
   curl_easy_pause(x->easy, CURLPAUSE_CONT); /* may write (and pause) at once */
 }
 

@@ -650,7 +650,6 @@ typedef struct {
   request_ud *u;
   int handle_ref;
   rock_http_xfer_t *x; /* the transfer, once it read */
-  int waiting;         /* a read found nothing: READY resumes the transfer */
 } body_relay_t;
 
 /* The server side (req->on_body): bytes came for a read that found none,
@@ -663,8 +662,8 @@ static void body_event(rock_http_req_t *req, int event) {
                                         * was answered before its body ended */
     rock_http_xfer_abort(b->x, ROCK_E_CANCELLED,
                          b->u->req == req ? GONE_MSG : "the request was answered already");
-  } else if (b->waiting) {
-    b->waiting = 0;
+  } else { /* READY comes only after a read found nothing (it paused the
+              * transfer); resuming one not paused does nothing */
     rock_http_xfer_resume(b->x);
   }
 }
@@ -677,10 +676,7 @@ static long body_read(rock_http_source_t *k, rock_http_xfer_t *x, char *p, size_
   rock_http_req_t *req = b->u->req;
   long got = req ? rock_http_body_read(req, p, n) : ROCK_HTTP_BODY_GONE;
   if (got >= 0) return got;
-  if (got == ROCK_HTTP_BODY_WAIT) {
-    b->waiting = 1;
-    return -2;
-  }
+  if (got == ROCK_HTTP_BODY_WAIT) return -2;
   if (got == ROCK_HTTP_BODY_GONE)
     rock_http_xfer_abort(x, ROCK_E_CANCELLED, req ? GONE_MSG : "the request was answered already");
   else
