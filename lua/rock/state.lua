@@ -29,17 +29,23 @@ local DIR_MODE = tonumber("700", 8)
 local FILE_MODE = tonumber("600", 8)
 
 --- mkdir -p, making each missing dir owner-only (0700, whatever the
---- umask); dirs that exist are left as they are.
-function M.mkdir_p(path)
-  local acc = path:sub(1, 1) == "/" and "" or "."
+--- umask), or with mode as the umask leaves it (a user's output dirs);
+--- dirs that exist are left as they are.
+function M.mkdir_p(path, mode)
+  local acc, existed = path:sub(1, 1) == "/" and "" or ".", false
   for part in path:gmatch("[^/]+") do
     acc = acc .. "/" .. part
-    local ok, err, code = uv.fs_mkdir(acc, DIR_MODE)
+    local ok, err, code = uv.fs_mkdir(acc, mode or DIR_MODE)
+    existed = code == "EEXIST"
     if ok then
-      uv.fs_chmod(acc, DIR_MODE) -- mkdir's mode went through the umask
-    elseif code ~= "EEXIST" then
+      if not mode then uv.fs_chmod(acc, DIR_MODE) end -- mkdir's mode went through the umask
+    elseif not existed then
       errors.raise("io_error", "mkdir " .. acc .. ": " .. tostring(err))
     end
+  end
+  -- the last one there already: a dir, not a file of that name (as mkdir -p)
+  if existed and (uv.fs_stat(acc) or {}).type ~= "directory" then
+    errors.raise("io_error", "mkdir " .. acc .. ": exists and is not a directory")
   end
 end
 

@@ -23,10 +23,9 @@ local M = {}
 local Writer = {}
 Writer.__index = Writer
 
---- mkdir -p dir; raises io_error.
+--- mkdir -p dir (modes as the umask leaves them, as mkdir(1)); raises io_error.
 function M.mkdir(dir)
-  local ok = os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "' 2>/dev/null")
-  if not ok then errors.raise("io_error", "cannot create " .. dir) end
+  require("rock.state").mkdir_p(dir, tonumber("777", 8))
 end
 local mkdir = M.mkdir
 

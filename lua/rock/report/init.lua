@@ -52,7 +52,7 @@ function M.write(dir, opts)
   local t0 = uv.hrtime()
   local out = opts.out or (dir .. "/report")
   local run = (opts.loader or run_mod.loader(dir, { instances = opts.instances })):load()
-  if not uv.fs_stat(out .. "/t") then output.mkdir(out .. "/t") end
+  output.mkdir(out .. "/t")
   local R = M.redactor(run.info, opts.secrets)
   local pages = 0
   for i, t in ipairs(run.tasks) do
