@@ -360,6 +360,13 @@ function M.cancel(t, err)
   end
 end
 
+--- Is task t parked in a wait a cancel ends at once (not queued to
+--- resume, not inside M.shield)? A watcher that cancels t's current wait,
+--- and not whatever t waits on next, asks this first.
+function M.parked(t)
+  return t.cancel ~= nil and (t.shielded or 0) == 0
+end
+
 --- Is err the error M.cancel raised in the running task? A cancel is
 --- raised once: a loop that catches a failed attempt and tries again (a
 --- poll until ready, a start retried) would lose it and run on, so it

@@ -66,6 +66,9 @@
 --                 it Sandbox:download writes read_file's bytes.
 --   own_files     what runs in it has a file system of its own: it cannot
 --                 reach this host's files (a container; not local).
+--   served_elsewhere  another host's `rock serve` runs its sandboxes and
+--                 watches them (remote, slurm, fleet): a relay here leaves
+--                 noticing one that dies to that server.
 -- For a node's report (`rock serve`'s GET .../node, its /metrics):
 --   health()      optional. Can this node start sandboxes now: true, or
 --                 false and why (an engine that does not answer, a runtime
@@ -96,7 +99,7 @@ M.REQUIRED = { "start", "op", "is_alive", "gone", "stop", "status" }
 --- Each capability and the function it needs.
 M.CAPS = { image = false, attach = "attach", keep = "keep", commit = "commit", stats = "stats",
   warmup = "warmup", remove_image = "remove_image", upload_stream = false, download_stream = false,
-  own_files = false }
+  own_files = false, served_elsewhere = false }
 --- The data-plane operations (op's names).
 M.OPS = { "create_session", "run_in_session", "interrupt", "close_session", "execute", "read_file",
   "write_file", "upload", "download", "editor", "jobs/start", "jobs/wait", "jobs", "jobs/kill",

@@ -29,7 +29,7 @@ local core = require "rock.core"
 local transport = require "rock.backends.rocklet_transport"
 local binary = transport.binary
 
-local M = { caps = { upload_stream = true, download_stream = true } }
+local M = { caps = { upload_stream = true, download_stream = true, served_elsewhere = true } }
 
 M.PREFIX = "/apis/envs/sandbox/v1/"
 M.POLL = 0.1 -- seconds between get_status polls while a start is pending
@@ -193,12 +193,13 @@ end
 local function loopback(ip) return ip == nil or ip == "::1" or ip:match("^127%.") ~= nil end
 local function literal(host) return host:match("^%d+%.%d+%.%d+%.%d+$") ~= nil or host:find(":", 1, true) ~= nil end
 
-local resolved = {} -- host name -> the address it resolved to (false: none), once per process
+local resolved = {} -- host name -> the address it resolved to, once per process
 
 -- The address a host name resolves to (getaddrinfo through luv, once per
--- name and process), or nil when it does not resolve or cannot wait here.
+-- name and process), or nil when it does not resolve (asked again next
+-- time: a lookup may fail for a moment) or cannot wait here.
 local function address_of(name)
-  if resolved[name] ~= nil then return resolved[name] or nil end
+  if resolved[name] then return resolved[name] end
   local ok, list = pcall(task.await, function(done)
     local req = uv.getaddrinfo(name, nil, { socktype = "stream" }, function(err, res) done(not err and res or nil) end)
     return function() if req then pcall(uv.cancel, req) end end
@@ -207,8 +208,8 @@ local function address_of(name)
     if errors.is(list, "not_in_task") then return nil end -- a callback of the loop: asked again next time
     error(list, 0) -- a deadline or a cancel holds here too
   end
-  resolved[name] = type(list) == "table" and list[1] and list[1].addr or false
-  return resolved[name] or nil
+  resolved[name] = type(list) == "table" and list[1] and list[1].addr or nil
+  return resolved[name]
 end
 
 --- Where a sandbox of the node at base_url is reached, from its start's

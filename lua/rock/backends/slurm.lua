@@ -42,7 +42,7 @@ local log = require "rock.log"
 local remote = require "rock.backends.remote"
 
 -- image: the node's engine runs it (a local node backend only records it)
-local M = { caps = { image = true, upload_stream = true, download_stream = true } }
+local M = { caps = { image = true, upload_stream = true, download_stream = true, served_elsewhere = true } }
 
 M.POLL = 0.1 -- seconds between looks for the address file
 M.ASK_EVERY = 1 -- seconds between squeue calls while a start waits
@@ -417,12 +417,14 @@ end
 -- End step id as Slurm ends a job: SIGTERM to its processes (its server
 -- stops its sandbox, the script removes its state dir), then, if it is
 -- not gone() in STEP_GRACE seconds, a plain scancel, which is SIGKILL
--- at once for a step. true, or false and scancel's words.
-local function end_step(conf, id, gone)
+-- at once for a step. gone() is asked every `every` seconds (default
+-- 0.1; a gone() that asks squeue, a fork and a call to slurmctld, passes
+-- more). true, or false and scancel's words.
+local function end_step(conf, id, gone, every)
   local ok, why = scancel(conf, id, "TERM")
   if not ok then return false, why end
   local t0 = uv.now()
-  while not gone() and uv.now() - t0 < M.STEP_GRACE * 1000 do task.sleep(0.1) end
+  while not gone() and uv.now() - t0 < M.STEP_GRACE * 1000 do task.sleep(every or 0.1) end
   if gone() then return true end
   return scancel(conf, id)
 end
@@ -461,7 +463,7 @@ local function cleanup(sb, stopped)
       pcall(task.wait, sb.srun_task)
       local named = not sb.job_id and step_id(sb)
       if named then
-        end_step(sb.slurm_conf, named, function() return not step_listed(sb.slurm_conf, named) end)
+        end_step(sb.slurm_conf, named, function() return not step_listed(sb.slurm_conf, named) end, 0.5)
       end
     end
   elseif sb.job_id then
@@ -713,7 +715,7 @@ function M.release(rec)
   end
   if rec.allocation then
     local function end_named(id)
-      ended(id, end_step(conf, id, function() return not step_listed(conf, id) end))
+      ended(id, end_step(conf, id, function() return not step_listed(conf, id) end, 0.5))
     end
     local id = rec.job_id or named_step(rec.step_file)
     if id then end_named(id) end

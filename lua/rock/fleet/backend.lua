@@ -6,7 +6,7 @@
 -- name and address); its stop gives the pool its share back.
 local remote = require "rock.backends.remote"
 
-local M = { caps = { image = true, upload_stream = true, download_stream = true } }
+local M = { caps = { image = true, upload_stream = true, download_stream = true, served_elsewhere = true } }
 
 function M.start(sb, opts, phase) return opts.fleet:place(sb, opts, phase) end
 

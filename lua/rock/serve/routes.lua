@@ -341,15 +341,16 @@ local JSON = { ["content-type"] = "application/json" }
 -- die. Every WATCH_S a small task asks whether the sandbox is gone
 -- (Sandbox:_check_gone: the backend's proof, sb.exited for a local one)
 -- and, if so, cancels the relaying task with sandbox_not_alive: the
--- transfer is aborted and the client answered at once. Not for a remote
--- sandbox (a fleet front relaying to a node): the node's own rock serve
--- watches it and its error answer ends the relay here. Returns a stop
+-- transfer is aborted and the client answered at once. Not for a sandbox
+-- another rock serve runs (caps.served_elsewhere: a fleet front relaying
+-- to a node, a Slurm job's server): that server watches it and its error
+-- answer ends the relay here. Returns a stop
 -- function (the watcher ends; safe twice).
 local WATCH_S = 0.5
 local function watch_gone(sb)
   local task = require "rock.task"
   local me = task.current()
-  if not me or sb.backend == "remote" then return function() end end
+  if not me or require("rock.backends").can(sb.backend, "served_elsewhere") then return function() end end
   local stopped, over = errors.new("cancelled", "upload ended"), false
   local w = task.spawn(function()
     while not over do
@@ -361,7 +362,7 @@ local function watch_gone(sb)
       -- only while the relaying task is parked in the transfer (not queued
       -- to resume from it, not shielded): a cancel that fell after the
       -- upload ended would hit the task's next wait, the answer's
-      if ok and (why or sb.state ~= "running") and me.cancel and (me.shielded or 0) == 0 then
+      if ok and (why or sb.state ~= "running") and task.parked(me) then
         task.cancel(me, errors.new("sandbox_not_alive", "sandbox " .. tostring(sb.id) .. " is " .. sb.state ..
           (why and (": " .. why) or "") .. " (it went mid-upload)", { op = "upload" }))
         return
