@@ -3,10 +3,12 @@
 -- it and relays each call (/env/start, /env/call, /env/stop). Its
 -- {"error": ...} answers are raised as env_error; its death, as
 -- sandbox_not_alive with its exit status and stderr's tail; a call past
--- its timeout as timeout (the rocklet killed it). close() sends GEM's
+-- its timeout as timeout (the rocklet killed it); one cut by close() as
+-- cancelled. close() sends GEM's
 -- {"op":"close"} first (its answer awaited close_timeout seconds at
 -- most), then stops the process tree whatever it did.
 local errors = require "rock.errors"
+local task = require "rock.task"
 
 local M = {}
 
@@ -16,10 +18,17 @@ Env.__index = Env
 local HTTP_MARGIN = 30
 M.CLOSE_TIMEOUT = 5 -- seconds close() waits for the environment's answer to {"op":"close"}
 
+-- A call that fails because close() came meanwhile (the environment
+-- stopped under it) says so: cancelled.
 local function call(self, request)
   if self.closed then errors.raise("conflict", "the environment " .. self.env_id .. " is closed") end
-  local r = self.sandbox:_op("env/call", { env = self.handle, request = request, timeout = self.timeout },
-    self.timeout + HTTP_MARGIN)
+  local ok, r = pcall(self.sandbox._op, self.sandbox, "env/call",
+    { env = self.handle, request = request, timeout = self.timeout }, self.timeout + HTTP_MARGIN)
+  if not ok and self.closed and not task.cancelled(r) then
+    errors.raise("cancelled", "the environment " .. self.env_id .. " was closed while this " ..
+      tostring(request.op) .. " ran", { op = request.op })
+  end
+  if not ok then error(r, 0) end
   if r.error ~= nil then
     errors.raise("env_error", self.env_id .. ": " .. tostring(r.error), { op = request.op })
   end

@@ -73,18 +73,6 @@ local function env_of(srv, id, held)
   return e
 end
 
--- env_of(id):method(arg); a call that fails because a close came
--- meanwhile (the environment stopped under it) says so: 410 cancelled
-local function call(srv, id, held, method, arg)
-  local e = env_of(srv, id, held)
-  local r = table.pack(pcall(e[method], e, arg))
-  if r[1] then return table.unpack(r, 2, r.n) end
-  if srv.gem_envs[id] ~= e then
-    fail(410, "cancelled", "the environment in sandbox '" .. id .. "' was closed while this " .. method .. " ran")
-  end
-  error(r[2], 0)
-end
-
 local function info_of(i) return type(i) == "table" and i or {} end -- {} is written as {}
 
 -- make's request of the node: args' cpus and memory (checked), else spec's, else the defaults
@@ -143,7 +131,7 @@ local function reset(srv, args, held)
     seed = type(seed) == "number" and math.tointeger(seed)
     if not seed then bad("field 'seed' must be an integer or absent") end
   end
-  local obs, info = call(srv, id, held, "reset", seed)
+  local obs, info = env_of(srv, id, held):reset(seed)
   return { observation = obs, info = info_of(info) }
 end
 
@@ -157,7 +145,7 @@ end
 
 local function step_one(srv, args, held)
   local id, action = step_args(args, "")
-  local obs, reward, term, trunc, info = call(srv, id, held, "step", action)
+  local obs, reward, term, trunc, info = env_of(srv, id, held):step(action)
   return { observation = obs, reward = reward, terminated = term, truncated = trunc, info = info_of(info) }
 end
 
